@@ -1,0 +1,50 @@
+# Lodge — the two commands a newcomer needs are `make run` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+export HOST PORT
+
+.PHONY: install run test test-fast openapi bench redis-server clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Re-install whenever pyproject.toml changes.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Serve the API with gunicorn on $(HOST):$(PORT); embedded store unless REDIS_URL is set.
+run: $(STAMP)
+	exec $(BIN)/gunicorn -c deploy/gunicorn.conf.py 'service.app:create_app()'
+
+## redis-server from Debian's packages (the tests start and stop their own instance).
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing Debian's redis-server package"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	  else \
+	    echo "redis-server is missing: run 'sudo apt-get install redis-server'" >&2; exit 1; \
+	  fi; }
+
+## The whole suite, against the embedded store and a real redis-server.
+test: $(STAMP) redis-server
+	$(BIN)/python -m pytest -n 2 -p no:cacheprovider
+
+## Regenerate the committed contract from the code.
+openapi: $(STAMP)
+	$(BIN)/python -m service.openapi > openapi/openapi.json
+
+## Engine and HTTP benchmarks (not part of the tests).
+bench: $(STAMP) redis-server
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,13 @@
+"""Lodge rules engines: pure, deterministic, free of Flask and Redis.
+
+``REGISTRY`` maps game ids to engines; it is the service's only entry point.
+"""
+from engine.core import Game, Registry
+from engine.biberbande import Biberbande
+from engine.mein_lieber_biber import MeinLieberBiber
+
+REGISTRY = Registry()
+for _game in (Biberbande(), MeinLieberBiber()):
+    REGISTRY.register(_game)
+
+__all__ = ["Game", "REGISTRY"]

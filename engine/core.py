@@ -1,0 +1,475 @@
+"""Engine core: the game interface and the mechanics every game shares.
+
+A game is a pure, deterministic rules module.  Its state is a plain JSON-able
+dict (the snapshot), so serialising is ``orjson.dumps`` and loading is
+``orjson.loads``; engines never mutate the state they are given.
+
+Everything here is free of Flask and Redis: the service talks to games only
+through :class:`Game` and the registry in :mod:`engine`.
+"""
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Iterable, Sequence
+
+import orjson
+
+Move = dict[str, Any]
+Event = dict[str, Any]
+State = dict[str, Any]
+
+ACTIVE = "active"
+FINISHED = "finished"
+
+
+# --------------------------------------------------------------------------
+# Errors.  Malformed input (a move that is not an object with a string type)
+# is the service's job; the engine only tells illegal from not-your-turn.
+# --------------------------------------------------------------------------
+class GameError(Exception):
+    """Base of every error a rules engine raises on a request."""
+
+    code = "game_error"
+
+    def __init__(self, detail: str):
+        super().__init__(detail)
+        self.detail = detail
+
+
+class InvalidOptions(GameError):
+    """Bad ``players``, ``seed``, ``options`` or ``deck`` at creation."""
+
+    code = "invalid_options"
+
+
+class IllegalMove(GameError):
+    """A well-formed move the rules forbid now."""
+
+    code = "illegal_move"
+
+
+class NotYourTurn(GameError):
+    code = "not_your_turn"
+
+
+class MatchFinished(GameError):
+    code = "match_finished"
+
+
+# --------------------------------------------------------------------------
+# Viewers.
+# --------------------------------------------------------------------------
+SPECTATOR = "spectator"
+SEAT = "seat"
+ADMIN = "admin"
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who is looking: a spectator, one seat, or the admin."""
+
+    role: str
+    seat: int | None = None
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == ADMIN
+
+    def is_seat(self, seat: int | None) -> bool:
+        """True when the viewer is exactly this seat (admin is not a seat)."""
+        return self.role == SEAT and seat is not None and self.seat == seat
+
+    def sees_private(self, owner: int | None) -> bool:
+        """Admin, or the seat that owns the private thing."""
+        return self.role == ADMIN or self.is_seat(owner)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"role": self.role, "seat": self.seat}
+
+
+ADMIN_VIEWER = Viewer(ADMIN)
+SPECTATOR_VIEWER = Viewer(SPECTATOR)
+
+
+def seat_viewer(seat: int) -> Viewer:
+    return Viewer(SEAT, seat)
+
+
+# --------------------------------------------------------------------------
+# Options.
+# --------------------------------------------------------------------------
+INT, BOOL, STRING, DECK, DECKS = "int", "bool", "string", "deck", "decks"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One match option as the catalogue shows it and creation checks it.
+
+    ``default`` is a value, or a function of the player count (then
+    ``default_doc`` says it in words for the catalogue).
+    """
+
+    name: str
+    type: str
+    default: Any = None
+    minimum: int | None = None
+    maximum: int | Callable[[int], int] | None = None
+    choices: tuple[str, ...] | None = None
+    description: str = ""
+    default_doc: str | None = None
+
+    def default_for(self, players: int) -> Any:
+        return self.default(players) if callable(self.default) else self.default
+
+    def maximum_for(self, players: int) -> int | None:
+        return self.maximum(players) if callable(self.maximum) else self.maximum
+
+    def to_json(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"name": self.name, "type": self.type,
+                                 "description": self.description}
+        entry["default"] = None if callable(self.default) else self.default
+        if self.default_doc:
+            entry["default_doc"] = self.default_doc
+        if self.minimum is not None:
+            entry["minimum"] = self.minimum
+        if self.maximum is not None:
+            entry["maximum"] = None if callable(self.maximum) else self.maximum
+        if self.choices:
+            entry["choices"] = list(self.choices)
+        return entry
+
+
+def recall_option(description: str = '"perfect": seat views add the values the seat has seen '
+                                     'as `known`; "none": memory is left to the client.') -> Option:
+    return Option("recall", STRING, "perfect", choices=("perfect", "none"), description=description)
+
+
+def first_seat_option() -> Option:
+    return Option("first_seat", INT, 0, minimum=0, maximum=lambda n: n - 1,
+                  description="seat that moves first in round 1 (0…n−1)")
+
+
+def deck_option(description: str = "explicit draw order for round 1 (first element drawn first)") -> Option:
+    return Option("deck", DECK, None, description=description)
+
+
+def decks_option() -> Option:
+    return Option("decks", DECKS, None,
+                  description="one draw order per round (decks[r-1] is round r); later rounds are "
+                              "shuffled from the seed; not together with deck")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_deck(name: str, deck: Any, canonical: Sequence[str]) -> list[str]:
+    """A deck option must be a permutation of the game's canonical deck."""
+    if not isinstance(deck, list) or not all(isinstance(c, str) for c in deck):
+        raise InvalidOptions(f"options.{name} must be a list of card ids (strings)")
+    if len(deck) != len(canonical):
+        raise InvalidOptions(f"options.{name} must hold exactly {len(canonical)} cards, "
+                             f"got {len(deck)}")
+    have, want = Counter(deck), Counter(canonical)
+    if have != want:
+        wrong = sorted((have - want).keys() | (want - have).keys())
+        raise InvalidOptions(f"options.{name} is not a permutation of the deck: "
+                             f"wrong counts of {', '.join(repr(c) for c in wrong[:6])}")
+    return list(deck)
+
+
+def validate_options(game: "Game", players: int, options: Any) -> dict[str, Any]:
+    """Check ``options`` against the game's declared options; fill defaults.
+
+    Raises :class:`InvalidOptions` with a sentence naming the bad option.
+    """
+    if options is None:
+        options = {}
+    if not isinstance(options, dict):
+        raise InvalidOptions("options must be a JSON object")
+    declared = {o.name: o for o in game.options}
+    unknown = sorted(set(options) - set(declared))
+    if unknown:
+        raise InvalidOptions(f"unknown option {unknown[0]!r} for {game.id}; "
+                             f"known: {', '.join(sorted(declared))}")
+    resolved: dict[str, Any] = {}
+    # Plain options first: deck checks may depend on them (``rounds``,
+    # ``with_biberbande``), and only valid values may be used there.
+    ordered = sorted(declared.values(), key=lambda o: o.type in (DECK, DECKS))
+    for opt in ordered:
+        name = opt.name
+        value = options.get(name)
+        if value is None:
+            resolved[name] = opt.default_for(players)
+            continue
+        if opt.type == INT:
+            if not _is_int(value):
+                raise InvalidOptions(f"options.{name} must be an integer")
+            high = opt.maximum_for(players)
+            if (opt.minimum is not None and value < opt.minimum) or (high is not None and value > high):
+                raise InvalidOptions(f"options.{name} must be between {opt.minimum} and {high}, got {value}")
+        elif opt.type == BOOL:
+            if not isinstance(value, bool):
+                raise InvalidOptions(f"options.{name} must be true or false")
+        elif opt.type == STRING:
+            if not isinstance(value, str) or (opt.choices and value not in opt.choices):
+                raise InvalidOptions(f"options.{name} must be one of {', '.join(map(repr, opt.choices or ()))}")
+        elif opt.type == DECK:
+            value = check_deck(name, value, game.canonical_deck(resolved))
+        elif opt.type == DECKS:
+            value = _check_decks(game, value, resolved)
+        resolved[name] = value
+    if resolved.get("deck") is not None and resolved.get("decks") is not None:
+        raise InvalidOptions("give options.deck or options.decks, not both")
+    resolved = {name: resolved[name] for name in declared}
+    game.check_options(players, resolved)
+    return resolved
+
+
+def _check_decks(game: "Game", decks: Any, options: dict[str, Any]) -> list[list[str]]:
+    rounds = options["rounds"]
+    if not isinstance(decks, list) or not 1 <= len(decks) <= rounds:
+        raise InvalidOptions(f"options.decks must be a list of 1…{rounds} decks (one per round)")
+    canonical = game.canonical_deck(options)
+    return [check_deck(f"decks[{i}]", d, canonical) for i, d in enumerate(decks)]
+
+
+# --------------------------------------------------------------------------
+# Deterministic randomness: only from the seed, never global state.
+# --------------------------------------------------------------------------
+SEED_MAX = 2**63 - 1
+
+
+def seeded_shuffle(items: Iterable[str], key: str) -> list[str]:
+    """Shuffle a copy of ``items`` with ``random.Random(key)``.
+
+    ``random.Random`` seeds from a string through SHA-512, so the order is the
+    same on every machine and Python version (the games' shuffle contracts
+    rely on this).
+    """
+    cards = list(items)
+    random.Random(key).shuffle(cards)
+    return cards
+
+
+def round_deck(game_id: str, seed: int, round_no: int, canonical: Sequence[str],
+               options: dict[str, Any]) -> list[str]:
+    """The draw order of a round: ``decks[r-1]``, ``deck`` (round 1), or a
+    shuffle keyed ``"<game>:<seed>:<round>:0"``."""
+    decks = options.get("decks")
+    if decks and round_no <= len(decks):
+        return list(decks[round_no - 1])
+    if round_no == 1 and options.get("deck"):
+        return list(options["deck"])
+    return seeded_shuffle(canonical, f"{game_id}:{seed}:{round_no}:0")
+
+
+def reshuffle_key(game_id: str, seed: int, round_no: int, count: int) -> str:
+    """Key of the ``count``-th reshuffle (1, 2, …) of a round."""
+    return f"{game_id}:{seed}:{round_no}:{count}"
+
+
+# --------------------------------------------------------------------------
+# Knowledge behind ``recall: "perfect"``: which seats know a physical card.
+# A set of seats is an int bit mask so it is small in the snapshot.
+# --------------------------------------------------------------------------
+NOBODY = 0
+
+
+def everyone(n: int) -> int:
+    return (1 << n) - 1
+
+
+def only(seat: int) -> int:
+    return 1 << seat
+
+
+def knows(mask: int, seat: int) -> bool:
+    return bool(mask >> seat & 1)
+
+
+def known_value(card: str | None, mask: int, viewer: Viewer, recall: str) -> str | None:
+    """The ``known`` entry a viewer gets for a hidden card (BB-5.6 style)."""
+    if recall != "perfect" or viewer.role != SEAT or card is None:
+        return None
+    return card if knows(mask, viewer.seat) else None
+
+
+# --------------------------------------------------------------------------
+# Seats, rounds, results.
+# --------------------------------------------------------------------------
+def seat_after(seat: int, n: int, steps: int = 1) -> int:
+    return (seat + steps) % n
+
+
+def seats_from(first: int, n: int) -> list[int]:
+    """All seats clockwise starting at ``first``."""
+    return [(first + i) % n for i in range(n)]
+
+
+def ranking(scores: Sequence[int], lowest_wins: bool, first_group: Sequence[int] = ()) -> list[list[int]]:
+    """Groups of seats with equal score, best first, seats ascending in a group.
+
+    ``first_group`` seats (e.g. BiberClan's five of a kind) share first place
+    ahead of everyone else, whatever their scores.
+    """
+    rest = [s for s in range(len(scores)) if s not in first_group]
+    groups: list[list[int]] = [sorted(first_group)] if first_group else []
+    for score in sorted({scores[s] for s in rest}, reverse=not lowest_wins):
+        groups.append([s for s in rest if scores[s] == score])
+    return groups
+
+
+def make_result(scores: Sequence[int], lowest_wins: bool, first_group: Sequence[int] = (),
+                **extra: Any) -> dict[str, Any]:
+    groups = ranking(scores, lowest_wins, first_group)
+    return {"scores": list(scores), "ranking": groups, "winners": groups[0], **extra}
+
+
+# --------------------------------------------------------------------------
+# Moves.
+# --------------------------------------------------------------------------
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def same_move(posted: Move, listed: Move) -> bool:
+    """Posted move equals a listed one: same keys, same values and JSON types
+    (``true`` is not ``1``).  ``label`` is ignored on both sides."""
+    keys = posted.keys() - {"label"}
+    if keys != listed.keys() - {"label"}:
+        return False
+    return all(_same(posted[k], listed[k]) for k in keys)
+
+
+def clone(state: State) -> State:
+    """A deep copy of a JSON-able state (fast: one orjson round trip)."""
+    return orjson.loads(orjson.dumps(state))
+
+
+# --------------------------------------------------------------------------
+# The game interface.
+# --------------------------------------------------------------------------
+class Game:
+    """Base class of every rules engine.
+
+    A subclass declares ``id``, ``title``, ``min_players``, ``max_players``,
+    ``options`` and implements the abstract methods.  The shared entry points
+    (:meth:`create`, :meth:`play`) do the checks every game makes the same way.
+    """
+
+    id: ClassVar[str]
+    title: ClassVar[str]
+    min_players: ClassVar[int]
+    max_players: ClassVar[int]
+    options: ClassVar[tuple[Option, ...]]
+    summary: ClassVar[str] = ""
+
+    # --- to implement --------------------------------------------------
+    def canonical_deck(self, options: dict[str, Any]) -> list[str]:
+        """The deck in canonical order (``options.deck`` must permute it)."""
+        raise NotImplementedError
+
+    def check_options(self, players: int, options: dict[str, Any]) -> None:
+        """Extra cross-option checks; raise :class:`InvalidOptions`."""
+
+    def new_state(self, names: list[str], seed: int, options: dict[str, Any]) -> tuple[State, list[Event]]:
+        """Set up a match (options already validated)."""
+        raise NotImplementedError
+
+    def to_act(self, state: State) -> list[int]:
+        raise NotImplementedError
+
+    def legal_moves(self, state: State, seat: int) -> list[Move]:
+        """Every legal move of ``seat`` now, fully specified, stable order."""
+        raise NotImplementedError
+
+    def apply(self, state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
+        """Apply a move known to be legal; return a new state and its events."""
+        raise NotImplementedError
+
+    def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
+        """The state as ``viewer`` may see it: ``status``, ``round``,
+        ``rounds``, ``phase``, ``to_act``, ``players``, ``board``, ``scores``,
+        ``result``."""
+        raise NotImplementedError
+
+    def redact_event(self, event: Event, viewer: Viewer) -> Event:
+        """An event as ``viewer`` may see it (never mutates ``event``)."""
+        raise NotImplementedError
+
+    def status(self, state: State) -> str:
+        return state["status"]
+
+    def result(self, state: State) -> dict[str, Any] | None:
+        return state.get("result")
+
+    def normalize_move(self, move: Move) -> Move:
+        """Map another spelling of a move to the listed one (e.g. 13 Beavers'
+        ``"vision": false`` is the plain guess).  Default: unchanged."""
+        return move
+
+    def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
+        """A sentence for a bot author on why ``move`` is refused."""
+        types = sorted({m["type"] for m in legal})
+        if move.get("type") not in types:
+            return (f"{move.get('type')!r} is not possible now (phase {state.get('phase')!r}); "
+                    f"legal move types: {', '.join(types)}")
+        return (f"no legal {move['type']!r} move has these parameters; "
+                "GET legal-moves lists every legal move")
+
+    # --- shared entry points -------------------------------------------
+    def catalogue(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "summary": self.summary,
+                "min_players": self.min_players, "max_players": self.max_players,
+                "options": [o.to_json() for o in self.options]}
+
+    def create(self, names: list[str], seed: int, options: Any) -> tuple[State, list[Event], dict[str, Any]]:
+        """Validate and set up a match; returns state, setup events and the
+        resolved options."""
+        if not self.min_players <= len(names) <= self.max_players:
+            raise InvalidOptions(f"{self.id} takes {self.min_players}…{self.max_players} players, "
+                                 f"got {len(names)}")
+        if not _is_int(seed) or not 0 <= seed <= SEED_MAX:
+            raise InvalidOptions(f"seed must be an integer 0…{SEED_MAX}")
+        resolved = validate_options(self, len(names), options)
+        state, events = self.new_state(list(names), seed, resolved)
+        return state, events, resolved
+
+    def play(self, state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
+        """Check and apply ``move`` for ``seat``: the one path of every move."""
+        if self.status(state) == FINISHED:
+            raise MatchFinished("the match is finished; no more moves are accepted")
+        if seat not in self.to_act(state):
+            raise NotYourTurn(f"seat {seat} has no decision to make now; "
+                              f"to act: {self.to_act(state)}")
+        legal = self.legal_moves(state, seat)
+        move = self.normalize_move(move)
+        for candidate in legal:
+            if same_move(move, candidate):
+                return self.apply(state, seat, candidate)
+        raise IllegalMove(self.why_illegal(state, seat, move, legal))
+
+    def redact_events(self, events: Iterable[Event], viewer: Viewer) -> list[Event]:
+        if viewer.is_admin:
+            return list(events)
+        return [self.redact_event(e, viewer) for e in events]
+
+
+@dataclass
+class Registry:
+    """Maps game ids to engines; the service's only way to reach a game."""
+
+    games: dict[str, Game] = field(default_factory=dict)
+
+    def register(self, game: Game) -> Game:
+        self.games[game.id] = game
+        return game
+
+    def get(self, game_id: str) -> Game | None:
+        return self.games.get(game_id)
+
+    def __iter__(self):
+        return iter(self.games.values())
