@@ -4,10 +4,11 @@
 """
 from engine.core import Game, Registry
 from engine.biberbande import Biberbande
+from engine.biberclan import BiberClan
 from engine.mein_lieber_biber import MeinLieberBiber
 
 REGISTRY = Registry()
-for _game in (Biberbande(), MeinLieberBiber()):
+for _game in (Biberbande(), BiberClan(), MeinLieberBiber()):
     REGISTRY.register(_game)
 
 __all__ = ["Game", "REGISTRY"]

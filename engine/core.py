@@ -338,6 +338,8 @@ def _same(a: Any, b: Any) -> bool:
 def same_move(posted: Move, listed: Move) -> bool:
     """Posted move equals a listed one: same keys, same values and JSON types
     (``true`` is not ``1``).  ``label`` is ignored on both sides."""
+    if posted.get("type") != listed.get("type"):
+        return False
     keys = posted.keys() - {"label"}
     if keys != listed.keys() - {"label"}:
         return False

@@ -1,0 +1,546 @@
+"""13 Beavers (``thirteen-beavers``): a push-your-luck race down the river.
+
+Rules reference: ``spec/games/thirteen-beavers.md``; rule ids ``TB-<section>.<n>``
+and decisions ``D<n>`` in docstrings point there.  One match is one race of
+2–6 beavers; the engine is the card master (it turns every card).
+
+Shuffle contract (TB-3.1, TB-4.11).  Part of the public contract: recorded
+matches replay from it, so changing it is a breaking change.
+
+* draw order: ``options.deck``, else ``core.round_deck`` =
+  ``seeded_shuffle(DECK, "thirteen-beavers:{seed}:1:0")``; ``deck[0]`` is turned
+  face up at setup.
+* pond: ``options.fish``, else ``seeded_shuffle(FISH, "thirteen-beavers:{seed}:fish")``;
+  the first fish is caught first.
+* cave: ``options.wolves``, else ``seeded_shuffle(WOLVES, "thirteen-beavers:{seed}:wolves")``;
+  the first token is revealed first.
+* the k-th reshuffle (k = 1, 2, …): ``seeded_shuffle(discard, core.reshuffle_key(
+  "thirteen-beavers", seed, 1, k))`` = key ``"thirteen-beavers:{seed}:1:{k}"``,
+  with the discard oldest first; the face-up card stays.
+
+Canonical orders: ``DECK`` = "1"×4, "2"×4, …, "13"×4; ``FISH`` = turbo×3,
+vision×3, stinky×2; ``WOLVES`` = awake×4, asleep.
+
+State (the snapshot; plain JSON): ``status``, ``result``, ``phase``, ``seed``,
+``board`` (layout name), ``max_turns``, ``names``; per seat
+``beaver``, ``dam`` (space ids) and ``fish`` (held fish ids); ``face_up``,
+``draw`` (``draw[0]`` is turned next), ``discard`` (oldest first),
+``reshuffles``; ``pond``, ``used_fish``, ``cave``, ``wolf_out``; turn state
+``turn``, ``active``, ``answers``, ``turbo`` and ``turn_dam`` (where the active
+dam stood at turn start, TB-4.1).  The cave is open iff it is empty (TB-10.2).
+An armed Vision (TB-5.4) lives only inside the move that arms it: it is never
+stored, so no view or event can show it.  ``recall`` (TB-5.6) changes
+nothing: a seat never loses sight of a value it saw, so no view has ``known``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from engine.core import (
+    ACTIVE, FINISHED, STRING, INT, Event, Game, Move, Option, State,
+    Viewer, check_deck, clone, deck_option, first_seat_option, make_result, recall_option,
+    reshuffle_key, round_deck, seat_after, seeded_shuffle,
+)
+
+GAME_ID = "thirteen-beavers"
+
+# --- components (TB-1.1, TB-1.2) -------------------------------------------
+CARD_VALUES = tuple(str(v) for v in range(1, 14))
+DECK = tuple(v for v in CARD_VALUES for _ in range(4))
+TURBO, VISION, STINKY = "turbo", "vision", "stinky"
+FISH = (TURBO,) * 3 + (VISION,) * 3 + (STINKY,) * 2
+AWAKE, ASLEEP = "awake", "asleep"
+WOLVES = (AWAKE,) * 4 + (ASLEEP,)
+
+# --- space kinds (TB-1.4, TB-1.5) -------------------------------------------
+START, WATER, AVENUE, LAVA, FISH_POND, RAPIDS, WOLF, PARADISE = (
+    "start", "water", "avenue", "lava", "fish", "rapids", "wolf", "paradise")
+
+# --- phases, moves, directions, outcomes ------------------------------------
+PLAY, OVER = "play", "over"
+USE_TURBO, GUESS, DAM = "use_turbo", "guess", "dam"          # + RAPIDS, AVENUE
+HIGHER, LOWER = "higher", "lower"
+RIGHT, WRONG, EQUAL, EXACT, MISS = "right", "wrong", "equal", "exact", "miss"
+
+# --- events (TB-8.1) and their causes / reasons -----------------------------
+MATCH_STARTED, TURN_STARTED, TURBO_USED, ANSWERED, VISION_USED = (
+    "match_started", "turn_started", "turbo_used", "answered", "vision_used")
+MOVED, DAM_PLACED, WOLF_REVEALED, CAVE_OPENED, FISH_CAUGHT = (
+    "moved", "dam_placed", "wolf_revealed", "cave_opened", "fish_caught")
+TURN_ENDED, RESHUFFLED, MATCH_ENDED = "turn_ended", "reshuffled", "match_ended"
+BACK_TO_DAM, RAPIDS_BACK, TO_START = "back_to_dam", "rapids_back", "to_start"
+RAPIDS_WRONG, AVENUE_MISS, WOLF_AWAKE = "rapids_wrong", "avenue_miss", "wolf_awake"
+MAX_TURNS = "max_turns"
+
+# An option holding a permutation of game tokens; core has no such type yet.
+PERMUTATION = "permutation"
+
+
+# ---------------------------------------------------------------------------
+# Boards as data (TB-1.4 – TB-1.6).
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Board:
+    """A river: ``kinds[i]`` and ``next[i]`` of every space id ``i``."""
+
+    name: str
+    kinds: tuple[str, ...]
+    next: tuple[tuple[int, ...], ...]
+
+    @property
+    def paradise(self) -> int:
+        return len(self.kinds) - 1
+
+    def is_lava(self, space: int) -> bool:
+        return self.kinds[space] == LAVA
+
+    def water_behind(self, space: int) -> int:
+        """TB-1.6: the largest id < ``space`` that is not lava."""
+        return self.water_at_or_behind(space - 1)
+
+    def water_at_or_behind(self, space: int) -> int:
+        """Where a backward move to ``space`` ends: lava continues back (TB-1.6)."""
+        space = max(space, 0)
+        while self.is_lava(space):
+            space -= 1
+        return space
+
+    def spaces(self) -> list[dict[str, Any]]:
+        """The ``board.spaces`` view entry (TB-7.1), a fresh list."""
+        return [{"id": i, "kind": k, "next": list(n)} for i, (k, n) in enumerate(zip(self.kinds, self.next))]
+
+
+def make_board(name: str, paradise: int, special: dict[int, str], avenue_exit: int) -> Board:
+    """A board from its special spaces; every other id is water (TB-1.6)."""
+    kinds = tuple(special.get(i, WATER) for i in range(paradise + 1))
+    nexts = tuple(() if i == paradise else (i + 1, avenue_exit) if kinds[i] == AVENUE else (i + 1,)
+                  for i in range(paradise + 1))
+    return Board(name, kinds, nexts)
+
+
+BOARDS = {
+    "standard": make_board("standard", 30, {
+        0: START, 3: AVENUE, 6: LAVA, 7: LAVA, 10: FISH_POND, 14: RAPIDS, 18: LAVA, 19: LAVA,
+        20: LAVA, 22: WOLF, 26: LAVA, 27: LAVA, 30: PARADISE}, avenue_exit=24),
+    "short": make_board("short", 12, {
+        0: START, 1: AVENUE, 3: FISH_POND, 5: LAVA, 7: RAPIDS, 8: WOLF, 11: LAVA, 12: PARADISE},
+        avenue_exit=10),
+}
+
+
+# ---------------------------------------------------------------------------
+# Hidden information (TB-5): the one place that decides what a viewer sees.
+# ---------------------------------------------------------------------------
+def visible_fish(fish: str, owner: int, viewer: Viewer) -> str | None:
+    """TB-5.3: a fish id is shown to its holder and the admin; stinky to all."""
+    return fish if fish == STINKY or viewer.sees_private(owner) else None
+
+
+def visible_pile(items: list[str], viewer: Viewer) -> list[str | None]:
+    """TB-5.2: draw order, pond and cave are admin only; others see the count."""
+    return list(items) if viewer.is_admin else [None] * len(items)
+
+
+def _redact_fish_caught(event: Event, viewer: Viewer) -> Event:
+    return {**event, "fish": visible_fish(event["fish"], event["seat"], viewer)}
+
+
+def _redact_reshuffled(event: Event, viewer: Viewer) -> Event:
+    return {**event, "draw": visible_pile(event["draw"], viewer)}
+
+
+EVENT_REDACTIONS: dict[str, Callable[[Event, Viewer], Event]] = {
+    FISH_CAUGHT: _redact_fish_caught,
+    RESHUFFLED: _redact_reshuffled,
+}
+
+
+# ---------------------------------------------------------------------------
+# Rules: a working copy of the state plus the events it produces.
+# ---------------------------------------------------------------------------
+class _Match:
+    """Mutates ``s`` (a private copy) and records events in play order (TB-8.2)."""
+
+    def __init__(self, state: State):
+        self.s = state
+        self.board = BOARDS[state["board"]]
+        self.events: list[Event] = []
+
+    def emit(self, kind: str, seat: int | None, **fields: Any) -> None:
+        self.events.append({"type": kind, "seat": seat, **fields})
+
+    def closed_wolf(self, space: int) -> bool:
+        """The wolf space while the cave is closed (TB-4.9, TB-4.10)."""
+        return self.board.kinds[space] == WOLF and bool(self.s["cave"])
+
+    # --- cards ---------------------------------------------------------
+    def turn_card(self) -> tuple[str, str]:
+        """TB-4.5: reveal the top draw card; returns (old face-up, new face-up)."""
+        s = self.s
+        previous, card = s["face_up"], s["draw"].pop(0)
+        s["discard"].append(previous)
+        s["face_up"] = card
+        s["answers"] += 1
+        return previous, card
+
+    def reshuffle_if_empty(self) -> None:
+        """TB-4.11: an empty draw pile is refilled from the shuffled discard."""
+        s = self.s
+        if s["draw"]:
+            return
+        s["reshuffles"] += 1
+        s["draw"] = seeded_shuffle(s["discard"], reshuffle_key(GAME_ID, s["seed"], 1, s["reshuffles"]))
+        s["discard"] = []
+        self.emit(RESHUFFLED, None, face_up=s["face_up"], draw=list(s["draw"]))
+
+    # --- fish ----------------------------------------------------------
+    def spend(self, seat: int, fish: str) -> None:
+        """TB-4.4, TB-4.6: a held fish goes to ``used_fish``."""
+        self.s["fish"][seat].remove(fish)
+        self.s["used_fish"].append(fish)
+
+    def go_fishing(self, seat: int) -> None:
+        """TB-4.12(a), D13: a dam newly on the fish space catches the first fish."""
+        s = self.s
+        dam = s["dam"][seat]
+        if self.board.kinds[dam] != FISH_POND or dam == s["turn_dam"] or not s["pond"]:
+            return
+        fish = s["pond"].pop(0)
+        self.emit(FISH_CAUGHT, seat, fish=fish)
+        if fish != STINKY:
+            s["fish"][seat].append(fish)
+            return
+        s["used_fish"].append(fish)
+        self.send_back(seat, self.board.water_at_or_behind(dam - 2), STINKY)
+
+    # --- pieces --------------------------------------------------------
+    def move_beaver(self, seat: int, to: int, cause: str) -> None:
+        """TB-8.1: ``moved`` whenever a beaver changes space."""
+        start = self.s["beaver"][seat]
+        if start != to:
+            self.s["beaver"][seat] = to
+            self.emit(MOVED, seat, **{"from": start, "to": to, "cause": cause})
+
+    def place_dam(self, seat: int, space: int, cause: str) -> None:
+        """TB-8.1: ``dam_placed`` whenever a rule places the dam, even in place."""
+        self.s["dam"][seat] = space
+        self.emit(DAM_PLACED, seat, space=space, cause=cause)
+
+    def send_back(self, seat: int, space: int, cause: str) -> None:
+        """Beaver and dam both to ``space`` (lava, rapids, avenue miss, stinky)."""
+        self.move_beaver(seat, space, cause)
+        self.place_dam(seat, space, cause)
+
+    def forward(self, seat: int, steps: int, cause: str) -> None:
+        """TB-4.9: step by step; stop at Paradise or the closed wolf space."""
+        space = self.s["beaver"][seat]
+        for _ in range(steps):
+            space = self.board.next[space][0]
+            if space == self.board.paradise or self.closed_wolf(space):
+                break
+        self.move_beaver(seat, space, cause)
+        self.land(seat, space)
+
+    def land(self, seat: int, space: int) -> None:
+        """TB-4.9: Paradise wins (TB-6.1); the closed wolf space places the dam
+        and reveals (TB-4.10); anything else does nothing."""
+        if space == self.board.paradise:
+            self.place_dam(seat, space, PARADISE)
+            self.finish(PARADISE)
+        elif self.closed_wolf(space):
+            self.place_dam(seat, space, WOLF)
+            self.reveal_wolf(seat)
+
+    def reveal_wolf(self, seat: int) -> None:
+        """TB-4.10: awake ends the turn; asleep opens the cave for good."""
+        s = self.s
+        token = s["cave"].pop(0)
+        s["wolf_out"].append(token)
+        self.emit(WOLF_REVEALED, seat, token=token)
+        if token == AWAKE:
+            self.end_turn(seat, WOLF_AWAKE)
+            return
+        removed, s["cave"] = s["cave"], []
+        s["wolf_out"].extend(removed)
+        self.emit(CAVE_OPENED, seat, removed=list(removed))
+
+    # --- turns and the end ---------------------------------------------
+    def start_turn(self, seat: int) -> None:
+        """TB-4.1: reset the turn; a beaver on the closed wolf space reveals."""
+        s = self.s
+        s.update(active=seat, answers=0, turbo=False, turn_dam=s["dam"][seat])
+        self.emit(TURN_STARTED, seat, turn=s["turn"])
+        if self.closed_wolf(s["beaver"][seat]):
+            self.reveal_wolf(seat)
+
+    def end_turn(self, seat: int, reason: str) -> None:
+        """TB-4.12: fishing, then ``max_turns`` (TB-6.2) or the next seat."""
+        self.go_fishing(seat)
+        self.emit(TURN_ENDED, seat, reason=reason)
+        s = self.s
+        if s["turn"] == s["max_turns"]:
+            self.finish(MAX_TURNS)
+            return
+        s["turn"] += 1
+        self.start_turn(seat_after(seat, len(s["names"])))
+
+    def finish(self, reason: str) -> None:
+        """TB-6.1 – TB-6.3: rank by dam position, highest first."""
+        s = self.s
+        s.update(status=FINISHED, phase=OVER, active=None,
+                 result=make_result(s["dam"], lowest_wins=False, reason=reason))
+        self.emit(MATCH_ENDED, None, reason=reason, winners=list(s["result"]["winners"]))
+
+
+# ---------------------------------------------------------------------------
+# Moves (TB-4.4 – TB-4.12).
+# ---------------------------------------------------------------------------
+def outcome_of(move: Move, previous: str, card: str) -> str:
+    """TB-4.5, D6: right/wrong/equal for guess and rapids, exact/miss for avenue."""
+    if move["type"] == AVENUE:
+        return EXACT if card == move["value"] else MISS
+    new, old = int(card), int(previous)
+    if new == old:
+        return EQUAL
+    return RIGHT if (new > old) == (move["dir"] == HIGHER) else WRONG
+
+
+def _use_turbo(m: _Match, seat: int, move: Move) -> None:
+    """TB-4.4, D11."""
+    m.spend(seat, TURBO)
+    m.s["turbo"] = True
+    m.emit(TURBO_USED, seat)
+
+
+def _answer(m: _Match, seat: int, move: Move) -> None:
+    """TB-4.5: turn a card, report it, reshuffle if needed, then resolve.
+    Vision (TB-4.6, D12) turns a wrong answer into a right one."""
+    previous, card = m.turn_card()
+    outcome = outcome_of(move, previous, card)
+    m.emit(ANSWERED, seat, move=move["type"], dir=move.get("dir"), value=move.get("value"),
+           previous=previous, card=card, outcome=outcome)
+    m.reshuffle_if_empty()
+    cause = RAPIDS if move["type"] == RAPIDS else RIGHT
+    if outcome == WRONG and move.get("vision"):
+        m.spend(seat, VISION)
+        m.emit(VISION_USED, seat)
+        outcome, cause = RIGHT, VISION
+    RESOLVE[move["type"]](m, seat, outcome, cause)
+
+
+def _resolve_guess(m: _Match, seat: int, outcome: str, cause: str) -> None:
+    """TB-4.6, D7."""
+    space = m.s["beaver"][seat]
+    if outcome == RIGHT:
+        m.forward(seat, 2 if m.s["turbo"] else 1, cause)
+    elif outcome == WRONG:
+        m.move_beaver(seat, m.s["dam"][seat], BACK_TO_DAM)
+        m.end_turn(seat, WRONG)
+    elif m.board.is_lava(space):
+        m.send_back(seat, m.board.water_behind(space), LAVA)
+        m.end_turn(seat, LAVA)
+    else:
+        m.place_dam(seat, space, EQUAL)
+        m.end_turn(seat, EQUAL)
+
+
+def _resolve_rapids(m: _Match, seat: int, outcome: str, cause: str) -> None:
+    """TB-4.7, D8: three forward (turbo ignored), or back to min(dam, R−3)."""
+    space = m.s["beaver"][seat]
+    if outcome == RIGHT:
+        m.forward(seat, 3, cause)
+    elif outcome == WRONG:
+        m.send_back(seat, m.board.water_at_or_behind(min(m.s["dam"][seat], space - 3)), RAPIDS_BACK)
+        m.end_turn(seat, RAPIDS_WRONG)
+    else:
+        m.place_dam(seat, space, EQUAL)
+        m.end_turn(seat, EQUAL)
+
+
+def _resolve_avenue(m: _Match, seat: int, outcome: str, cause: str) -> None:
+    """TB-4.8, D9: exact jumps to the exit; a miss sends beaver and dam to Start."""
+    if outcome == EXACT:
+        exit_space = m.board.next[m.s["beaver"][seat]][1]
+        m.move_beaver(seat, exit_space, AVENUE)
+        m.land(seat, exit_space)
+    else:
+        m.send_back(seat, 0, TO_START)
+        m.end_turn(seat, AVENUE_MISS)
+
+
+def _dam(m: _Match, seat: int, move: Move) -> None:
+    """TB-4.12: secure the progress and end the turn."""
+    m.place_dam(seat, m.s["beaver"][seat], DAM)
+    m.end_turn(seat, DAM)
+
+
+RESOLVE: dict[str, Callable[[_Match, int, str, str], None]] = {
+    GUESS: _resolve_guess, RAPIDS: _resolve_rapids, AVENUE: _resolve_avenue}
+APPLY: dict[str, Callable[[_Match, int, Move], None]] = {
+    USE_TURBO: _use_turbo, GUESS: _answer, RAPIDS: _answer, AVENUE: _answer, DAM: _dam}
+
+
+def _two_ways(kind: str, vision: bool) -> list[Move]:
+    """TB-4.2 (2)–(4): higher, lower, then both armed with Vision if held."""
+    moves: list[Move] = [{"type": kind, "dir": HIGHER}, {"type": kind, "dir": LOWER}]
+    if vision:
+        moves += [{"type": kind, "dir": HIGHER, "vision": True}, {"type": kind, "dir": LOWER, "vision": True}]
+    return moves
+
+
+def _bad_parameters(move: Move) -> str | None:
+    """Why a move of a legal type has wrong parameters (TB-4.2, TB-4.3)."""
+    if move["type"] == AVENUE and move.get("value") not in CARD_VALUES:
+        return 'avenue needs "value": a card id string "1"…"13" (TB-4.2)'
+    if move["type"] not in (GUESS, RAPIDS):
+        return None
+    if move.get("dir") not in (HIGHER, LOWER):
+        return f'dir must be "{HIGHER}" or "{LOWER}" (TB-4.2)'
+    if move.get("vision") is True:
+        return '"vision": true needs a held vision fish (TB-4.2, D12)'
+    if "vision" in move:
+        return '"vision" must be true or false (TB-4.3)'
+    return None
+
+
+def _unavailable(state: State, seat: int, kind: Any) -> str | None:
+    """Why a move type is not possible now (TB-4.2)."""
+    space = state["beaver"][seat]
+    if kind == USE_TURBO:
+        return ("use_turbo needs a held turbo fish, before the turn's first answer, "
+                "with turbo not yet on (TB-4.2, D11)")
+    if kind == DAM:
+        return ("dam needs at least one answer this turn (D5)" if state["answers"] == 0
+                else f"no dam on lava: space {space} is lava (TB-4.2, D7)")
+    if kind in (RAPIDS, AVENUE):
+        return f"{kind} answers are only possible on the {kind} space; the beaver is on space {space} (TB-4.2)"
+    return None
+
+
+# ---------------------------------------------------------------------------
+# The engine.
+# ---------------------------------------------------------------------------
+class ThirteenBeavers(Game):
+    """13 Beavers: guess higher or lower, dam your progress, reach Paradise."""
+
+    id = GAME_ID
+    title = "13 Beavers"
+    summary = ("Push-your-luck river race: guess whether the next card is higher or lower, "
+               "secure progress with your dam, first beaver in Paradise wins.")
+    min_players = 2
+    max_players = 6
+    options = (
+        deck_option("explicit draw order of the 52 cards (TB-1.1); deck[0] is turned face up first"),
+        Option("fish", PERMUTATION, None,
+               description='pond order, first caught first: a permutation of "turbo"×3, '
+                           '"vision"×3, "stinky"×2 (TB-1.2); default: seeded shuffle'),
+        Option("wolves", PERMUTATION, None,
+               description='cave order, first revealed first: a permutation of "awake"×4, '
+                           '"asleep"×1 (TB-1.2); default: seeded shuffle'),
+        first_seat_option(),
+        Option("board", STRING, "standard", choices=tuple(BOARDS),
+               description="river layout: standard (Paradise 30) or short (Paradise 12)"),
+        Option("max_turns", INT, 2000, minimum=1, maximum=10000,
+               description="total turns of all seats; the match ends after this turn (TB-6.2)"),
+        recall_option(),
+    )
+
+    def canonical_deck(self, options: dict[str, Any]) -> list[str]:
+        return list(DECK)
+
+    def check_options(self, players: int, options: dict[str, Any]) -> None:
+        """TB-2.1: ``fish`` and ``wolves`` must permute their TB-1.2 sets."""
+        for name, canonical in (("fish", FISH), ("wolves", WOLVES)):
+            if options.get(name) is not None:
+                check_deck(name, options[name], canonical)
+
+    def new_state(self, names: list[str], seed: int, options: dict[str, Any]) -> tuple[State, list[Event]]:
+        """TB-3.1 – TB-3.3."""
+        n = len(names)
+        deck = round_deck(self.id, seed, 1, DECK, options)
+        state: State = {
+            "status": ACTIVE, "result": None, "phase": PLAY, "seed": seed,
+            "board": options["board"], "max_turns": options["max_turns"],
+            "names": list(names), "beaver": [0] * n, "dam": [0] * n, "fish": [[] for _ in range(n)],
+            "face_up": deck[0], "draw": deck[1:], "discard": [], "reshuffles": 0,
+            "pond": list(options["fish"] or seeded_shuffle(FISH, f"{self.id}:{seed}:fish")),
+            "used_fish": [],
+            "cave": list(options["wolves"] or seeded_shuffle(WOLVES, f"{self.id}:{seed}:wolves")),
+            "wolf_out": [],
+            "turn": 1, "active": None, "answers": 0, "turbo": False, "turn_dam": 0,
+        }
+        m = _Match(state)
+        m.emit(MATCH_STARTED, None, first_seat=options["first_seat"], face_up=deck[0])
+        m.start_turn(options["first_seat"])
+        return m.s, m.events
+
+    def to_act(self, state: State) -> list[int]:
+        return [state["active"]] if state["status"] == ACTIVE else []
+
+    def legal_moves(self, state: State, seat: int) -> list[Move]:
+        """TB-4.2, in its exact order; other seats have none."""
+        if state["status"] != ACTIVE or seat != state["active"]:
+            return []
+        held, answers = state["fish"][seat], state["answers"]
+        kind = BOARDS[state["board"]].kinds[state["beaver"][seat]]
+        moves: list[Move] = []
+        if TURBO in held and answers == 0 and not state["turbo"]:
+            moves.append({"type": USE_TURBO})
+        moves += _two_ways(GUESS, VISION in held)
+        if kind == RAPIDS:
+            moves += _two_ways(RAPIDS, VISION in held)
+        elif kind == AVENUE:
+            moves += [{"type": AVENUE, "value": v} for v in CARD_VALUES]
+        if answers >= 1 and kind != LAVA:
+            moves.append({"type": DAM})
+        return moves
+
+    def normalize_move(self, move: Move) -> Move:
+        """TB-4.3: ``"vision": false`` is the same move as no ``vision`` field."""
+        if move.get("vision") is False:
+            return {k: v for k, v in move.items() if k != "vision"}
+        return move
+
+    def apply(self, state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
+        m = _Match(clone(state))
+        APPLY[move["type"]](m, seat, move)
+        return m.s, m.events
+
+    def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
+        """Name the TB-4.2 condition ``move`` misses (only the seat's own facts)."""
+        kind = move.get("type")
+        if kind in {m["type"] for m in legal}:
+            detail = _bad_parameters(move)
+        else:
+            detail = _unavailable(state, seat, kind)
+        return detail or super().why_illegal(state, seat, move, legal)
+
+    def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
+        """TB-7; hidden parts per TB-5 through ``visible_fish``/``visible_pile``."""
+        board = BOARDS[state["board"]]
+        active = state["active"]
+        return {
+            "status": state["status"], "round": 1, "rounds": 1, "phase": state["phase"],
+            "to_act": self.to_act(state),
+            "players": [{"seat": i, "name": name, "beaver": state["beaver"][i], "dam": state["dam"][i],
+                         "fish": [visible_fish(f, i, viewer) for f in state["fish"][i]]}
+                        for i, name in enumerate(state["names"])],
+            "board": {
+                "layout": board.name, "paradise": board.paradise, "spaces": board.spaces(),
+                "face_up": state["face_up"], "discard": list(state["discard"]),
+                "draw": visible_pile(state["draw"], viewer), "pond": visible_pile(state["pond"], viewer),
+                "used_fish": list(state["used_fish"]), "cave": visible_pile(state["cave"], viewer),
+                "wolf_out": list(state["wolf_out"]), "cave_open": not state["cave"],
+                "turn": state["turn"], "max_turns": state["max_turns"],
+                "active": None if active is None else
+                {"seat": active, "answers": state["answers"], "turbo": state["turbo"]},
+            },
+            "scores": list(state["dam"]),
+            "result": None if state["result"] is None else clone(state["result"]),
+        }
+
+    def redact_event(self, event: Event, viewer: Viewer) -> Event:
+        """TB-5.2, TB-5.3 through the same functions as :meth:`view`."""
+        redact = EVENT_REDACTIONS.get(event["type"])
+        return redact(event, viewer) if redact else dict(event)

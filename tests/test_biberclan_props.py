@@ -1,0 +1,360 @@
+"""BiberClan properties over random legal play (spec/games/biberclan.md §5, §10).
+
+Every example plays a whole match with ``tests.playout.play_out`` and checks
+after every move: the invariants of section 10, determinism and the snapshot
+round trip (the move replayed on a reloaded snapshot gives identical bytes),
+the 4 KB snapshot bound, and the leak property: for every viewer, nothing
+hidden appears in its view, its redacted events or the legal moves.  Hidden
+values a viewer does see are justified by an independent knowledge model
+built here from the (admin) events per BC-5.5 / BC-5.6.
+"""
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Any
+
+import orjson
+from hypothesis import given, settings, strategies as st
+
+from engine.biberclan import BiberClan
+from engine.core import ADMIN_VIEWER, FINISHED, Viewer, clone
+from tests.playout import Step, play_out, viewers
+
+GAME = BiberClan()
+SLOTS = ("b0", "b1", "b2", "t0", "t1")
+SUPPORTS = {"t0": ("b0", "b1"), "t1": ("b1", "b2")}
+SPECIALS = {"clear", "flip", "swap", "peek"}
+SNAPSHOT_LIMIT = 4096
+MOVE_KEYS = {"type", "target", "slot", "face", "target_a", "slot_a", "target_b", "slot_b"}
+PUBLIC_MOVE_VALUES = {"place", "replace", "stash", "clear", "flip", "swap", "peek", "up", "down", *SLOTS}
+
+
+# --------------------------------------------------------------------------
+# Independent knowledge model (BC-5.5), driven by the unredacted events.
+# --------------------------------------------------------------------------
+class Card:
+    """One physical card in a castle or held: value, face, the seats knowing it."""
+
+    def __init__(self, value: str, face: str | None, knowers: set[int], public: bool = False):
+        self.value, self.face, self.knowers, self.public = value, face, set(knowers), public
+
+
+class Model:
+    """What each seat knows, rebuilt from events alone (BC-5.5, BC-5.6)."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.all = set(range(n))
+        self.castles: list[dict[str, Card | None]] = []
+        self.held: Card | None = None
+        self.holder: int | None = None
+        self.finished = False
+        self.moves_this_round = 0
+
+    def lay(self, card: Card, face: str) -> Card:
+        """A card put into a castle; face up makes it known to all."""
+        return Card(card.value, face, card.knowers | (self.all if face == "up" else set()))
+
+    def apply(self, event: dict[str, Any]) -> None:
+        kind, seat = event["type"], event["seat"]
+        if kind == "round_started":
+            self.castles = [{s: None for s in SLOTS} for _ in range(self.n)]
+            self.held, self.moves_this_round = None, 0
+        elif kind == "drew":
+            special = event["kind"] == "special"
+            self.held = Card(event["card"], None, self.all if special else {seat}, public=special)
+            self.holder = seat
+        elif kind == "special_void":
+            self.held = None
+        elif kind == "placed":
+            self.castles[event["target"]][event["slot"]] = self.lay(self.held, event["face"])
+            self.held = None
+        elif kind == "replaced":
+            old = self.castles[event["target"]][event["slot"]]
+            self.castles[event["target"]][event["slot"]] = self.lay(self.held, event["face"])
+            self.held = None
+            if event["target"] != seat:
+                self.held = Card(old.value, None, old.knowers | {seat}, public=old.face == "up")
+        elif kind == "stashed":
+            self.castles[seat][event["slot"]] = self.lay(self.held, event["face"])
+            self.held = None
+        elif kind == "cleared":
+            self.castles[event["target"]][event["slot"]] = None
+            self.held = None
+        elif kind == "flipped":
+            card = self.castles[event["target"]][event["slot"]]
+            card.face, card.knowers = event["face"], set(self.all)
+            self.held = None
+        elif kind == "swapped":
+            a, b = self.castles[event["target_a"]], self.castles[event["target_b"]]
+            a[event["slot_a"]], b[event["slot_b"]] = b[event["slot_b"]], a[event["slot_a"]]
+            self.held = None
+        elif kind == "peeked":
+            self.castles[event["target"]][event["slot"]].knowers.add(seat)
+            self.held = None
+        elif kind == "match_ended":
+            self.finished = True
+
+
+# --------------------------------------------------------------------------
+# Section 10 invariants
+# --------------------------------------------------------------------------
+def check_invariants(view: dict, options: dict, n: int, model: Model) -> None:
+    """BC-10.1 … BC-10.5 on the admin view."""
+    board, players = view["board"], view["players"]
+    castles = [[p["castle"][s] for s in SLOTS] for p in players]
+    held = board["held"]
+    in_castles = [c["card"] for castle in castles for c in castle if c]
+    everything = board["draw_pile"] + board["discard"] + board["box"] + in_castles + ([held["card"]] if held else [])
+    assert Counter(everything) == Counter(GAME.canonical_deck(options)), "BC-10.1 card multiset"
+    assert not SPECIALS & set(in_castles + board["discard"]), "BC-10.1 specials only in pile, box, held"
+    assert all(c in SPECIALS for c in board["box"]), "BC-10.1 box holds specials"
+    assert len(board["draw_pile"]) == board["draw_count"]
+    for owner, p in enumerate(players):
+        c = p["castle"]
+        for top, (left, right) in SUPPORTS.items():
+            assert c[top] is None or (c[left] and c[right]), "BC-10.2 top slot on two supports"
+        assert p["cards"] == sum(1 for s in SLOTS if c[s]) <= 5
+        assert p["face_up"] == sum(1 for s in SLOTS if c[s] and c[s]["face"] == "up")
+        if p["cards"] == 5 and view["status"] != FINISHED:
+            assert board["finisher"] is not None and owner not in board["final_turns"], "BC-10.2 owner completed"
+            assert owner != board["turn_seat"], "BC-10.2 never full on its own turn"
+    columns = [sum(r[s] for r in board["round_scores"]) for s in range(n)]
+    assert view["scores"] == columns, "BC-10.3 scores are the column sums of round_scores"
+    assert view["round"] <= view["rounds"] == options["rounds"]
+    assert board["turns"] <= options["max_turns"] + n - 1, "BC-10.3 turns bound"
+    assert len(in_castles) <= 5 * n and len(in_castles) <= 30, "BC-10.4"
+    numbers_free = sum(1 for c in board["draw_pile"] + board["discard"] if c not in SPECIALS)
+    if held and held["kind"] == "number":
+        numbers_free += 1
+    assert numbers_free >= 22, "BC-10.4 a draw always succeeds"
+    specials = 28 if options["with_biberbande"] else 14
+    assert model.moves_this_round <= 2 * (options["max_turns"] + n - 1) + specials, "BC-10.5"
+    phase = view["phase"]
+    if view["status"] == FINISHED:
+        assert phase == "finished" and view["to_act"] == [] and held is None and view["result"]
+        assert view["result"]["scores"] == view["scores"]
+    else:
+        assert view["to_act"] == [board["turn_seat"]], "BC-10.3 exactly one seat acts"
+        expected_kind = {"place": "number", "stash": "removed", "special": "special"}[phase]
+        assert held and held["kind"] == expected_kind and held["seat"] == board["turn_seat"]
+        assert view["result"] is None
+
+
+# --------------------------------------------------------------------------
+# Leak property
+# --------------------------------------------------------------------------
+def diff_paths(mine: Any, admin: Any, path: tuple = ()) -> list[tuple[tuple, Any, Any]]:
+    """Leaves where two views differ; the structures must be equal."""
+    if isinstance(admin, dict):
+        assert isinstance(mine, dict) and mine.keys() == admin.keys(), f"structure differs at {path}"
+        return [d for k in admin for d in diff_paths(mine[k], admin[k], path + (k,))]
+    if isinstance(admin, list):
+        assert isinstance(mine, list) and len(mine) == len(admin), f"structure differs at {path}"
+        return [d for i, (m, a) in enumerate(zip(mine, admin)) for d in diff_paths(m, a, path + (i,))]
+    return [] if type(mine) is type(admin) and mine == admin else [(path, mine, admin)]
+
+
+def strip_known(view: dict) -> tuple[dict, dict[tuple, str]]:
+    """The view without ``known`` entries, and those entries by path."""
+    view = clone(view)
+    known: dict[tuple, str] = {}
+    for p in view["players"]:
+        for slot, entry in p["castle"].items():
+            if entry and "known" in entry:
+                known[("castle", p["seat"], slot)] = entry.pop("known")
+    held = view["board"]["held"]
+    if held and "known" in held:
+        known[("held",)] = held.pop("known")
+    return view, known
+
+
+def check_view_leaks(state: dict, viewer: Viewer, model: Model, recall: str) -> None:
+    """BC-5, BC-7: the viewer's view equals admin's except hidden values
+    (null for the viewer); every hidden value shown is justified."""
+    admin = GAME.view(state, ADMIN_VIEWER)
+    if viewer.is_admin:
+        assert strip_known(admin)[1] == {}, "admin sees values, never known"
+        return
+    del admin["board"]["draw_pile"]
+    mine, known = strip_known(GAME.view(state, viewer))
+    for path, value, _ in diff_paths(mine, admin):
+        assert value is None, f"{viewer}: differs from admin at {path} with a non-null value"
+        assert path[-1] == "card" and (path[:1] == ("players",) or path[:2] == ("board", "held")), path
+    for p in mine["players"]:
+        for slot, entry in p["castle"].items():
+            if entry and entry["card"] is not None and entry["face"] == "down":
+                assert model.finished, f"{viewer} sees a face-down card while active (BC-5.4)"
+            card = model.castles[p["seat"]][slot]
+            assert (entry is None) == (card is None)
+            hidden = entry is not None and entry["card"] is None
+            want = hidden and recall == "perfect" and viewer.role == "seat" and viewer.seat in card.knowers
+            assert known.get(("castle", p["seat"], slot)) == (card.value if want else None), \
+                f"{viewer}: known at {p['seat']}/{slot} (BC-5.5)"
+    held = mine["board"]["held"]
+    if held is not None:
+        card = model.held
+        assert held["seat"] == model.holder and card is not None
+        if held["card"] is not None:
+            assert card.public or viewer.is_seat(model.holder), f"{viewer} sees a private held card (BC-5.3)"
+        want = held["card"] is None and recall == "perfect" and viewer.role == "seat" and viewer.seat in card.knowers
+        assert known.get(("held",)) == (card.value if want else None), f"{viewer}: held known (BC-5.5)"
+
+
+def event_card_public(event: dict, field: str) -> bool:
+    """BC-5.6 from the event alone: may everybody see this value?"""
+    kind = event["type"]
+    if kind == "drew":
+        return event["kind"] == "special"
+    if kind in ("placed", "replaced") and field == "card":
+        return event["face"] == "up"
+    if kind == "replaced":
+        return event["removed_face"] == "up" or event["target"] == event["seat"]
+    if kind == "stashed":
+        return event["face"] == "up" or event["removed_face"] == "up"
+    return kind != "peeked"
+
+
+def check_event_leaks(events: list[dict], viewer: Viewer) -> None:
+    """BC-5.6: redacted events equal the originals except private values,
+    which are null unless the viewer is the actor."""
+    for event, red in zip(events, GAME.redact_events(events, viewer)):
+        if viewer.is_admin:
+            assert red == event and GAME.redact_event(event, viewer) == event, "admin sees all events"
+            continue
+        for path, value, _ in diff_paths(red, event):
+            assert value is None and path in (("card",), ("removed",)), f"{viewer}: {event['type']} {path}"
+        for field in ("card", "removed"):
+            if field in event and event["type"] not in ("round_ended", "match_ended") and red[field] is not None:
+                assert event_card_public(event, field) or viewer.is_seat(event["seat"]), \
+                    f"{viewer} sees {event['type']}.{field} (BC-5.6)"
+
+
+def scrambled(state: dict) -> dict:
+    """The state with every hidden number replaced (BC-5.8: legal moves must not change)."""
+    out = clone(state)
+    for castle in out["castles"]:
+        for card in castle:
+            if card and card["face"] == "down":
+                card["card"] = "0" if card["card"] != "0" else "1"
+    if out["held"] and out["held"]["kind"] != "special":
+        out["held"]["card"] = "0" if out["held"]["card"] != "0" else "1"
+    return out
+
+
+def check_move_leaks(state: dict, n: int) -> None:
+    """BC-5.8, BC-4.13: legal moves use public information only; others get []."""
+    hidden_free = scrambled(state)
+    for seat in range(n):
+        moves = GAME.legal_moves(state, seat)
+        if seat not in GAME.to_act(state):
+            assert moves == []
+            continue
+        assert moves and moves == GAME.legal_moves(hidden_free, seat), "legal moves depend on hidden values"
+        for move in moves:
+            assert set(move) <= MOVE_KEYS
+            assert all(isinstance(v, int) or v in PUBLIC_MOVE_VALUES for v in move.values())
+
+
+# --------------------------------------------------------------------------
+# The per-step checker
+# --------------------------------------------------------------------------
+class Checker:
+    """Called by play_out after every step."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.model = Model(n)
+        self.options: dict | None = None
+        self.biggest = 0
+
+    def __call__(self, step: Step) -> None:
+        state = step.after
+        snapshot = orjson.dumps(state)
+        self.biggest = max(self.biggest, len(snapshot))
+        assert len(snapshot) <= SNAPSHOT_LIMIT, f"snapshot {len(snapshot)} bytes"
+        if step.move is not None:
+            again, again_events = GAME.play(orjson.loads(orjson.dumps(step.before)), step.seat, step.move)
+            assert orjson.dumps(again) == snapshot and again_events == step.events, "determinism / round trip"
+            self.model.moves_this_round += 1
+        for event in step.events:
+            self.model.apply(event)
+        assert orjson.loads(snapshot) == state
+        admin = GAME.view(state, ADMIN_VIEWER)
+        check_invariants(admin, self.options, self.n, self.model)
+        for viewer in viewers(self.n):
+            check_view_leaks(state, viewer, self.model, state["recall"])
+            check_event_leaks(step.events, viewer)
+        check_move_leaks(state, self.n)
+
+
+class ChurnRng(random.Random):
+    """A random policy that mostly replaces a card of the actor's own castle
+    (the old card goes to the discard), so rounds run long enough for
+    reshuffles (BC-4.10) and the ``max_turns`` end (D18)."""
+
+    seat: int | None = None
+
+    def choice(self, seq):
+        if seq and isinstance(seq[0], int):                # play_out picks the seat first
+            self.seat = super().choice(seq)
+            return self.seat
+        own = [m for m in seq if m["type"] == "replace" and m["target"] == self.seat]
+        return super().choice(own if own and self.random() < 0.9 else seq)
+
+
+def run(n: int, seed: int, options: dict, churn: bool = False) -> tuple[Any, Checker]:
+    checker = Checker(n)
+    _, _, checker.options = GAME.create([f"p{i}" for i in range(n)], seed, options)
+    rng = (ChurnRng if churn else random.Random)(seed ^ 0x5EED)
+    out = play_out(GAME, n, seed, options, rng=rng, check=checker)
+    return out, checker
+
+
+# --------------------------------------------------------------------------
+# Properties
+# --------------------------------------------------------------------------
+OPTIONS = st.fixed_dictionaries({}, optional={
+    "rounds": st.integers(1, 3),
+    "max_turns": st.sampled_from([1, 2, 7, 40]),
+    "recall": st.sampled_from(["perfect", "none"]),
+    "first_seat": st.integers(0, 1),
+})
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(2, 6), with_biberbande=st.booleans(), seed=st.integers(0, 2**63 - 1), options=OPTIONS,
+       churn=st.booleans())
+def test_random_play_invariants_and_leaks(n, with_biberbande, seed, options, churn):
+    """BC-4, BC-5, BC-6, BC-10: random legal play to the end; every step is
+    checked (invariants, determinism, round trip, snapshot size, leaks)."""
+    out, checker = run(n, seed, {**options, "with_biberbande": with_biberbande}, churn)
+    final = out.final
+    assert final["status"] == FINISHED
+    result = final["result"]
+    five = final["last_round"]["five_of_a_kind"]
+    assert result["winners"] == result["ranking"][0]
+    if five:
+        assert result["ranking"][0] == five                                   # BC-6.7, D22
+    assert sorted(s for group in result["ranking"] for s in group) == list(range(n))
+    assert len(out.steps) - 1 <= final["rounds"] * (2 * (final["max_turns"] + n - 1) + (28 if with_biberbande else 14))
+
+
+@settings(max_examples=6, deadline=None)
+@given(n=st.integers(2, 6), seed=st.integers(0, 2**63 - 1))
+def test_default_options_match_is_replayable(n, seed):
+    """Determinism with default options (5 rounds, 200 turns): replaying the
+    recorded moves gives byte-identical state."""
+    from tests.playout import replay
+    out = play_out(GAME, n, seed, {}, rng=random.Random(seed))
+    assert orjson.dumps(replay(GAME, out)) == orjson.dumps(out.final)
+    assert all(len(orjson.dumps(s.after)) <= SNAPSHOT_LIMIT for s in out.steps)
+
+
+def test_snapshot_limit_with_stacked_decks():
+    """Snapshot ≤ 4 KB even with ten stacked 120-card decks and six players."""
+    deck = GAME.canonical_deck({"with_biberbande": True})
+    options = {"with_biberbande": True, "rounds": 10, "decks": [deck] * 10, "max_turns": 30}
+    out = play_out(GAME, 6, 3, options, rng=random.Random(3))
+    assert max(len(orjson.dumps(s.after)) for s in out.steps) <= SNAPSHOT_LIMIT
