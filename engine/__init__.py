@@ -6,9 +6,10 @@ from engine.core import Game, Registry
 from engine.biberbande import Biberbande
 from engine.biberclan import BiberClan
 from engine.mein_lieber_biber import MeinLieberBiber
+from engine.thirteen_beavers import ThirteenBeavers
 
 REGISTRY = Registry()
-for _game in (Biberbande(), BiberClan(), MeinLieberBiber()):
+for _game in (Biberbande(), BiberClan(), MeinLieberBiber(), ThirteenBeavers()):
     REGISTRY.register(_game)
 
 __all__ = ["Game", "REGISTRY"]

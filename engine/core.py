@@ -100,7 +100,8 @@ def seat_viewer(seat: int) -> Viewer:
 # --------------------------------------------------------------------------
 # Options.
 # --------------------------------------------------------------------------
-INT, BOOL, STRING, DECK, DECKS = "int", "bool", "string", "deck", "decks"
+INT, BOOL, STRING, DECK, DECKS, PERMUTATION = "int", "bool", "string", "deck", "decks", "permutation"
+OPTION_TYPES = (INT, BOOL, STRING, DECK, DECKS, PERMUTATION)
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,8 @@ class Option:
     """One match option as the catalogue shows it and creation checks it.
 
     ``default`` is a value, or a function of the player count (then
-    ``default_doc`` says it in words for the catalogue).
+    ``default_doc`` says it in words for the catalogue).  A ``permutation``
+    option must order exactly the tokens of ``items`` (e.g. 13 Beavers' fish).
     """
 
     name: str
@@ -117,6 +119,7 @@ class Option:
     minimum: int | None = None
     maximum: int | Callable[[int], int] | None = None
     choices: tuple[str, ...] | None = None
+    items: tuple[str, ...] | None = None
     description: str = ""
     default_doc: str | None = None
 
@@ -138,6 +141,8 @@ class Option:
             entry["maximum"] = None if callable(self.maximum) else self.maximum
         if self.choices:
             entry["choices"] = list(self.choices)
+        if self.items:
+            entry["items"] = list(self.items)
         return entry
 
 
@@ -165,17 +170,17 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check_deck(name: str, deck: Any, canonical: Sequence[str]) -> list[str]:
-    """A deck option must be a permutation of the game's canonical deck."""
+def check_deck(name: str, deck: Any, canonical: Sequence[str], noun: str = "card") -> list[str]:
+    """A deck option (or any permutation option) must order exactly ``canonical``."""
     if not isinstance(deck, list) or not all(isinstance(c, str) for c in deck):
-        raise InvalidOptions(f"options.{name} must be a list of card ids (strings)")
+        raise InvalidOptions(f"options.{name} must be a list of {noun} ids (strings)")
     if len(deck) != len(canonical):
-        raise InvalidOptions(f"options.{name} must hold exactly {len(canonical)} cards, "
+        raise InvalidOptions(f"options.{name} must hold exactly {len(canonical)} {noun}s, "
                              f"got {len(deck)}")
     have, want = Counter(deck), Counter(canonical)
     if have != want:
         wrong = sorted((have - want).keys() | (want - have).keys())
-        raise InvalidOptions(f"options.{name} is not a permutation of the deck: "
+        raise InvalidOptions(f"options.{name} is not a permutation of the {noun}s: "
                              f"wrong counts of {', '.join(repr(c) for c in wrong[:6])}")
     return list(deck)
 
@@ -197,7 +202,7 @@ def validate_options(game: "Game", players: int, options: Any) -> dict[str, Any]
     resolved: dict[str, Any] = {}
     # Plain options first: deck checks may depend on them (``rounds``,
     # ``with_biberbande``), and only valid values may be used there.
-    ordered = sorted(declared.values(), key=lambda o: o.type in (DECK, DECKS))
+    ordered = sorted(declared.values(), key=lambda o: o.type in (DECK, DECKS, PERMUTATION))
     for opt in ordered:
         name = opt.name
         value = options.get(name)
@@ -220,6 +225,8 @@ def validate_options(game: "Game", players: int, options: Any) -> dict[str, Any]
             value = check_deck(name, value, game.canonical_deck(resolved))
         elif opt.type == DECKS:
             value = _check_decks(game, value, resolved)
+        elif opt.type == PERMUTATION:
+            value = check_deck(name, value, opt.items or (), noun="token")
         resolved[name] = value
     if resolved.get("deck") is not None and resolved.get("decks") is not None:
         raise InvalidOptions("give options.deck or options.decks, not both")

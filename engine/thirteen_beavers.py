@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from engine.core import (
-    ACTIVE, FINISHED, STRING, INT, Event, Game, Move, Option, State,
-    Viewer, check_deck, clone, deck_option, first_seat_option, make_result, recall_option,
+    ACTIVE, FINISHED, INT, PERMUTATION, STRING, Event, Game, Move, Option, State,
+    Viewer, clone, deck_option, first_seat_option, make_result, recall_option,
     reshuffle_key, round_deck, seat_after, seeded_shuffle,
 )
 
@@ -72,9 +72,6 @@ TURN_ENDED, RESHUFFLED, MATCH_ENDED = "turn_ended", "reshuffled", "match_ended"
 BACK_TO_DAM, RAPIDS_BACK, TO_START = "back_to_dam", "rapids_back", "to_start"
 RAPIDS_WRONG, AVENUE_MISS, WOLF_AWAKE = "rapids_wrong", "avenue_miss", "wolf_awake"
 MAX_TURNS = "max_turns"
-
-# An option holding a permutation of game tokens; core has no such type yet.
-PERMUTATION = "permutation"
 
 
 # ---------------------------------------------------------------------------
@@ -432,10 +429,10 @@ class ThirteenBeavers(Game):
     max_players = 6
     options = (
         deck_option("explicit draw order of the 52 cards (TB-1.1); deck[0] is turned face up first"),
-        Option("fish", PERMUTATION, None,
+        Option("fish", PERMUTATION, None, items=FISH,
                description='pond order, first caught first: a permutation of "turbo"×3, '
                            '"vision"×3, "stinky"×2 (TB-1.2); default: seeded shuffle'),
-        Option("wolves", PERMUTATION, None,
+        Option("wolves", PERMUTATION, None, items=WOLVES,
                description='cave order, first revealed first: a permutation of "awake"×4, '
                            '"asleep"×1 (TB-1.2); default: seeded shuffle'),
         first_seat_option(),
@@ -448,12 +445,6 @@ class ThirteenBeavers(Game):
 
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return list(DECK)
-
-    def check_options(self, players: int, options: dict[str, Any]) -> None:
-        """TB-2.1: ``fish`` and ``wolves`` must permute their TB-1.2 sets."""
-        for name, canonical in (("fish", FISH), ("wolves", WOLVES)):
-            if options.get(name) is not None:
-                check_deck(name, options[name], canonical)
 
     def new_state(self, names: list[str], seed: int, options: dict[str, Any]) -> tuple[State, list[Event]]:
         """TB-3.1 – TB-3.3."""
