@@ -440,7 +440,8 @@ class ThirteenBeavers(Game):
                description="river layout: standard (Paradise 30) or short (Paradise 12)"),
         Option("max_turns", INT, 2000, minimum=1, maximum=10000,
                description="total turns of all seats; the match ends after this turn (TB-6.2)"),
-        recall_option(),
+        recall_option("accepted for uniformity; changes nothing here: every value a seat saw "
+                      "stays visible to it, so no view has `known` (TB-5.6)"),
     )
 
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:

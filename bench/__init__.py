@@ -1,0 +1,1 @@
+"""Benchmarks of Lodge (``make bench``); not part of the tests."""

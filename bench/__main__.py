@@ -1,0 +1,40 @@
+"""``make bench``: engine playouts for every game, then HTTP against the reference.
+
+Prints a JSON report and writes it to .bench/results.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from bench import engine_bench, http_bench
+from bench.servers import ROOT, start_redis
+from engine import REGISTRY
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--skip-http", action="store_true", help="engine benchmark only")
+    parser.add_argument("--skip-engine", action="store_true", help="HTTP benchmark only")
+    args = parser.parse_args()
+    report: dict = {}
+    if not args.skip_engine:
+        report["engine"] = engine_bench.run()
+        print(json.dumps({"engine": report["engine"]}, indent=2), flush=True)
+    if not args.skip_http:
+        redis, url = start_redis()
+        try:
+            report["http"] = [http_bench.run(redis, url, game.id) for game in REGISTRY]
+        finally:
+            redis.stop()
+        print(json.dumps({"http": report["http"]}, indent=2), flush=True)
+    out = ROOT / ".bench" / "results.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"written to {out.relative_to(ROOT)}")
+
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,170 @@
+"""HTTP benchmark: Lodge under gunicorn + real Redis against a bare reference.
+
+Both apps run in the same gunicorn configuration against the same
+redis-server, one after the other, under the same bounded loopback load
+(``CLIENTS`` threads with keep-alive sessions, ``REQUESTS`` requests per
+scenario).  The machine is shared and noisy, so the figure that counts is
+requests per server CPU-second (user + system time of the gunicorn master and
+workers, read from /proc), quoted with raw throughput and p50/p99 latency.
+"""
+from __future__ import annotations
+
+import random
+import statistics
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import requests
+
+from bench.servers import Process, start_gunicorn
+from engine import REGISTRY
+from engine.core import FINISHED
+
+CLIENTS = 4
+REQUESTS = 3000
+WARMUP = 200
+
+
+@dataclass
+class Measure:
+    requests: int
+    seconds: float
+    cpu_seconds: float
+    latencies_ms: list[float]
+
+    def summary(self) -> dict:
+        lat = sorted(self.latencies_ms)
+        return {"requests": self.requests,
+                "req_per_s": round(self.requests / self.seconds),
+                "server_cpu_s": round(self.cpu_seconds, 2),
+                "req_per_cpu_s": round(self.requests / self.cpu_seconds) if self.cpu_seconds else None,
+                "p50_ms": round(statistics.median(lat), 2),
+                "p99_ms": round(lat[int(len(lat) * 0.99) - 1], 2)}
+
+
+def drive(server: Process, clients: int, per_client: int,
+          make_worker: Callable[[requests.Session], Callable[[], None]]) -> Measure:
+    """Run ``clients`` threads, each calling its worker ``per_client`` times."""
+    latencies: list[float] = []
+    lock = threading.Lock()
+    workers = []
+    for _ in range(clients):
+        session = requests.Session()
+        workers.append(make_worker(session))
+
+    def loop(work: Callable[[], None]) -> None:
+        mine = []
+        for _ in range(per_client):
+            started = time.perf_counter()
+            work()
+            mine.append((time.perf_counter() - started) * 1000)
+        with lock:
+            latencies.extend(mine)
+
+    cpu_before = server.cpu_seconds()
+    started = time.perf_counter()
+    threads = [threading.Thread(target=loop, args=(w,)) for w in workers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seconds = time.perf_counter() - started
+    return Measure(len(latencies), seconds, server.cpu_seconds() - cpu_before, latencies)
+
+
+def scripted_moves(game_id: str, players: int, seed: int) -> list[tuple[int, dict]]:
+    """A random legal match played in-process: the moves the client will POST."""
+    game = REGISTRY.get(game_id)
+    rng = random.Random(seed)
+    state, _, _ = game.create([f"p{i}" for i in range(players)], seed, {})
+    moves = []
+    while game.status(state) != FINISHED:
+        seat = game.to_act(state)[0]
+        move = rng.choice(game.legal_moves(state, seat))
+        moves.append((seat, move))
+        state, _ = game.play(state, seat, move)
+    return moves
+
+
+class LodgeClient:
+    """Plays scripted matches one after another through the public API."""
+
+    def __init__(self, base: str, session: requests.Session, game: str, players: int, seed: int):
+        self.base, self.session, self.game, self.players = base, session, game, players
+        self.seed = seed
+        self._new_match()
+
+    def _new_match(self) -> None:
+        self.seed += 1
+        self.script = scripted_moves(self.game, self.players, self.seed)
+        body = {"game": self.game, "players": self.players, "seed": self.seed}
+        created = self.session.post(self.base + "/v1/matches", json=body).json()
+        self.match = created["match_id"]
+        self.tokens = {s["seat"]: s["token"] for s in created["seats"]}
+        self.version = 0
+
+    def move(self) -> None:
+        if self.version == len(self.script):
+            self._new_match()
+        seat, move = self.script[self.version]
+        reply = self.session.post(f"{self.base}/v1/matches/{self.match}/moves",
+                                  json={"move": move, "version": self.version},
+                                  headers={"Authorization": f"Bearer {self.tokens[seat]}"})
+        assert reply.status_code == 200, reply.text
+        self.version += 1
+
+    def view(self) -> None:
+        reply = self.session.get(f"{self.base}/v1/matches/{self.match}",
+                                 headers={"Authorization": f"Bearer {self.tokens[0]}"})
+        assert reply.status_code == 200, reply.text
+
+
+class ReferenceClient:
+    counter = 0
+
+    def __init__(self, base: str, session: requests.Session):
+        ReferenceClient.counter += 1
+        self.base, self.session = base, session
+        self.match = f"m{ReferenceClient.counter}"
+        self.version = 0
+        session.put(f"{base}/ref/{self.match}").raise_for_status()
+
+    def move(self) -> None:
+        reply = self.session.post(f"{self.base}/ref/{self.match}/moves", json={"version": self.version})
+        assert reply.status_code == 200, reply.text
+        self.version += 1
+
+    def view(self) -> None:
+        self.session.get(f"{self.base}/ref/{self.match}").raise_for_status()
+
+
+def measure_app(app_spec: str, redis_url: str, redis: Process,
+                client_for: Callable[[str, requests.Session], object]) -> dict:
+    server, base = start_gunicorn(app_spec, redis_url)
+    try:
+        results = {}
+        for scenario in ("move", "view"):
+            def make_worker(session, scenario=scenario):
+                client = client_for(base, session)
+                return getattr(client, scenario)
+            drive(server, CLIENTS, WARMUP // CLIENTS, make_worker)
+            redis_before = redis.cpu_seconds()
+            m = drive(server, CLIENTS, REQUESTS // CLIENTS, make_worker)
+            results[scenario] = m.summary() | {"redis_cpu_s": round(redis.cpu_seconds() - redis_before, 2)}
+        return results
+    finally:
+        server.stop()
+
+
+def run(redis: Process, redis_url: str, game: str = "biberbande", players: int = 4) -> dict:
+    seeds = iter(range(10_000, 10_000_000, 100_000))
+    lodge = measure_app("service.app:create_app()", redis_url, redis,
+                        lambda base, s: LodgeClient(base, s, game, players, next(seeds)))
+    reference = measure_app("bench.reference_app:create_app()", redis_url, redis,
+                            lambda base, s: ReferenceClient(base, s))
+    ratios = {scenario: round(lodge[scenario]["req_per_cpu_s"] / reference[scenario]["req_per_cpu_s"], 2)
+              for scenario in ("move", "view")}
+    return {"game": game, "players": players, "clients": CLIENTS, "lodge": lodge,
+            "reference": reference, "ratio_per_cpu_s": ratios}

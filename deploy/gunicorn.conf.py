@@ -1,0 +1,73 @@
+"""Gunicorn settings for Lodge: ``gunicorn -c deploy/gunicorn.conf.py 'service.app:create_app()'``.
+
+Environment: ``HOST``/``PORT`` (default 127.0.0.1:8000), ``WEB_CONCURRENCY``
+(workers, default 4), ``THREADS`` (per worker, default 16: long-polls hold a
+thread each), ``REDIS_URL`` (unset: an embedded store, see below),
+``PROMETHEUS_MULTIPROC_DIR`` (default: a fresh temporary directory).
+
+Embedded store: without ``REDIS_URL`` the master starts one fakeredis
+``TcpFakeServer`` (Lua enabled through lupa) on a free loopback port before
+forking and exports its URL, so every worker shares one store.  It lives in
+the master's memory: for trying Lodge out, not durable.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+
+bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
+workers = int(os.environ.get("WEB_CONCURRENCY", "4"))
+worker_class = "gthread"
+threads = int(os.environ.get("THREADS", "16"))
+timeout = 30
+graceful_timeout = 30
+keepalive = 5
+accesslog = os.environ.get("ACCESS_LOG") or None
+errorlog = "-"
+loglevel = os.environ.get("LOG_LEVEL", "info")
+# The app is built in each worker, after the master set up the environment.
+preload_app = False
+
+_embedded = None
+_metrics_dir_owned: str | None = None
+
+
+def on_starting(server) -> None:
+    """In the master, before any worker: metrics directory, embedded store."""
+    global _embedded, _metrics_dir_owned
+    metrics_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not metrics_dir:
+        metrics_dir = _metrics_dir_owned = tempfile.mkdtemp(prefix="lodge-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    else:  # stale files of a previous run would be summed in
+        os.makedirs(metrics_dir, exist_ok=True)
+        for name in os.listdir(metrics_dir):
+            if name.endswith(".db"):
+                os.remove(os.path.join(metrics_dir, name))
+    if not os.environ.get("REDIS_URL"):
+        from fakeredis import TcpFakeServer
+
+        _embedded = TcpFakeServer(("127.0.0.1", 0))
+        _embedded.daemon_threads = True
+        threading.Thread(target=_embedded.serve_forever, name="embedded-redis", daemon=True).start()
+        host, port = _embedded.server_address[:2]
+        os.environ["REDIS_URL"] = f"redis://{host}:{port}/0"
+        server.log.warning("REDIS_URL unset: embedded in-memory store at %s (not durable)",
+                           os.environ["REDIS_URL"])
+
+
+def child_exit(server, worker) -> None:
+    """Let prometheus_client drop the dead worker's live gauges."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server) -> None:
+    if _embedded is not None:
+        _embedded.shutdown()
+        _embedded.server_close()
+    if _metrics_dir_owned:
+        shutil.rmtree(_metrics_dir_owned, ignore_errors=True)

@@ -1,0 +1,1 @@
+"""Lodge web service: the HTTP contract over the rules engines and Redis."""

@@ -1,0 +1,125 @@
+"""The WSGI application factory.
+
+``gunicorn -c deploy/gunicorn.conf.py 'service.app:create_app()'`` serves it;
+tests call ``create_app(redis_client=fakeredis.FakeRedis())``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+from flask import Flask, request
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from service import errors, metrics
+from service.api import Api
+from service.config import Settings
+from service.context import EXTENSION
+from service.core import Lodge
+from service.routes import games, matches, ops
+from service.store import Store
+
+API_DESCRIPTION = """\
+Lodge runs turn-based card and board games for bots, front ends and
+tournament harnesses.  Create a match, keep the tokens, and play by posting
+moves taken from `legal-moves`.  Every error is `application/problem+json`
+with a stable `code`.  Send `Authorization: Bearer <token>` (a seat token or
+the admin token); without one you are a spectator where that is allowed.
+"""
+
+
+def create_app(redis_client: Any = None, *, settings: Settings | None = None,
+               registry: Any = None) -> Flask:
+    """Build the app.
+
+    ``redis_client``: a redis-py compatible client to use (e.g.
+    ``fakeredis.FakeRedis()``); by default one for ``REDIS_URL``, or an
+    in-process fakeredis when that is unset.  ``registry``: the games (by
+    default ``engine.REGISTRY``).  Nothing here talks to Redis, so the app
+    (and its OpenAPI document) can be built with the store down.
+    """
+    settings = settings or Settings.from_env()
+    if registry is None:
+        from engine import REGISTRY as registry
+    if redis_client is None:
+        redis_client = _client(settings)
+
+    app = Flask("lodge", static_folder=None)
+    app.config.update(
+        MAX_CONTENT_LENGTH=settings.max_body,
+        API_TITLE="Lodge",
+        API_VERSION="1.0.0",
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+        OPENAPI_SWAGGER_UI_PATH="docs",
+        OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
+        API_SPEC_OPTIONS={
+            "info": {"description": API_DESCRIPTION},
+            "components": {"securitySchemes": {"bearer": {
+                "type": "http", "scheme": "bearer",
+                "description": "a seat token or the admin token of the match"}}},
+        },
+    )
+    app.json.sort_keys = False
+    app.extensions[EXTENSION] = Lodge(Store(redis_client, ttl=settings.match_ttl,
+                                            cache_size=settings.cache_size), registry)
+    api = Api(app)
+    for blueprint in (games.blp, matches.blp, ops.blp):
+        api.register_blueprint(blueprint)
+    _document_doc_routes(api)
+    errors.register(app, settings.retry_after)
+    metrics.instrument(app)
+    app.before_request(_limit_streamed_body)
+    return app
+
+
+def _limit_streamed_body() -> None:
+    """413 for a chunked body over ``MAX_CONTENT_LENGTH``.
+
+    Werkzeug checks ``Content-Length`` itself, but a streamed body (no
+    Content-Length) is only cut at the limit, which would then fail as
+    truncated JSON (400).  Read it here, and if the limit was reached, look one
+    byte further in the server's stream.
+    """
+    limit = request.max_content_length
+    if request.content_length is not None or limit is None or request.method in ("GET", "HEAD"):
+        return
+    if len(request.get_data(cache=True)) >= limit and request.environ["wsgi.input"].read(1):
+        raise RequestEntityTooLarge()
+
+
+def _client(settings: Settings) -> Any:
+    """The Redis client: ``REDIS_URL``, or an in-process fakeredis.
+
+    Two quick retries on connection errors cover a pooled connection that
+    went stale (Redis restart, failover); a longer outage fails fast as 503.
+    Resending a move script is safe: see the write id in ``keys.APPLY``.
+    """
+    if settings.redis_url:
+        return redis.Redis.from_url(
+            settings.redis_url, socket_timeout=settings.redis_timeout,
+            socket_connect_timeout=settings.redis_timeout, health_check_interval=30,
+            retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 2))
+    import fakeredis
+
+    return fakeredis.FakeRedis()
+
+
+def app_rule(api: Api, endpoint: str) -> Any:
+    """The URL rule of an endpoint of the app ``api`` belongs to."""
+    return next(r for r in api._app.url_map.iter_rules() if r.endpoint == endpoint)
+
+
+def _document_doc_routes(api: Api) -> None:
+    """The document and the docs page are endpoints too."""
+    api.spec.path(rule=app_rule(api, "api-docs.openapi_json"), operations={"get": {
+        "tags": ["ops"], "summary": "This OpenAPI document",
+        "responses": {"200": {"description": "OpenAPI 3 document",
+                              "content": {"application/json": {"schema": {"type": "object"}}}}}}})
+    api.spec.path(rule=app_rule(api, "api-docs.openapi_swagger_ui"), operations={"get": {
+        "tags": ["ops"], "summary": "Browsable API documentation (Swagger UI)",
+        "responses": {"200": {"description": "HTML page",
+                              "content": {"text/html": {"schema": {"type": "string"}}}}}}})

@@ -1,0 +1,27 @@
+"""Print the OpenAPI document: ``python -m service.openapi > openapi/openapi.json``.
+
+Builds the app on an unconnected client, so no Redis is needed; the output
+is stable (sorted keys, two-space indent, trailing newline) for drift checks.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+import redis
+
+
+def document() -> dict:
+    from service.app import create_app
+
+    app = create_app(redis.Redis(host="127.0.0.1", port=1))  # never contacted
+    with app.app_context():
+        return app.extensions["flask-smorest"]["apis"][""]["ext_obj"].spec.to_dict()
+
+
+def main() -> None:
+    sys.stdout.write(json.dumps(document(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""HTTP resources: one module per area, one MethodView per resource."""

@@ -1,0 +1,28 @@
+"""The game catalogue."""
+from __future__ import annotations
+
+from flask.views import MethodView
+
+from service.api import Blueprint, json_response
+from service.context import lodge
+from service.schemas import GameSchema, GamesSchema
+
+blp = Blueprint("games", __name__, url_prefix="/v1/games",
+                description="The game catalogue: players, options, defaults and limits")
+
+
+@blp.route("")
+class Games(MethodView):
+    @blp.response(200, GamesSchema)
+    def get(self):
+        """Every game of the catalogue"""
+        return json_response({"games": lodge().catalogue()})
+
+
+@blp.route("/<string:game>")
+class GameEntry(MethodView):
+    @blp.response(200, GameSchema)
+    @blp.problems("game_not_found")
+    def get(self, game: str):
+        """One game of the catalogue"""
+        return json_response(lodge().game(game).catalogue())

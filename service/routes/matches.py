@@ -1,0 +1,183 @@
+"""Match resources: create, view, legal moves, moves, events, record, delete.
+
+Views are thin: parse (schemas), call :class:`service.core.Lodge`, return an
+orjson ``Response``.  The ``@blp.response`` decorators document the bodies.
+"""
+from __future__ import annotations
+
+import re
+
+import marshmallow as ma
+from flask import Response, request, url_for
+from flask.views import MethodView
+from marshmallow import fields, validate
+
+from service.api import ETAG_HEADER, Blueprint, json_response
+from service.context import lodge
+from service.core import view_of
+from service.errors import ApiError
+from service.schemas import (CreatedMatchSchema, CreateMatchSchema, EventsQuerySchema, EventsSchema,
+                             LegalMovesSchema, MoveRequestSchema, MoveResultSchema, RecordSchema,
+                             SeatQuerySchema, ViewSchema)
+
+blp = Blueprint("matches", __name__, url_prefix="/v1/matches",
+                description="Matches: create, watch, play, follow, record, delete")
+
+#: Token optional (spectator without one) / required.
+OPTIONAL_TOKEN = [{}, {"bearer": []}]
+TOKEN = [{"bearer": []}]
+#: If-Match: a version tag ``"17"`` (a bare ``17`` is accepted too) or ``*``.
+IF_MATCH = r'^\s*((W/)?"-?[0-9]{1,18}"|-?[0-9]{1,18}|\*)\s*$'
+_ETAG = re.compile(r'\s*(?:W/)?"(-?\d{1,18})"\s*')
+_VERSION_TAG = re.compile(r'\s*(?:(?:W/)?"(-?\d{1,18})"|(-?\d{1,18}))\s*')
+_IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
+
+
+class ConditionalHeaders(ma.Schema):
+    if_none_match = fields.String(data_key="If-None-Match", metadata={
+        "description": '`"<version>"`: 304 Not Modified while the match is still at that version'})
+
+
+class MoveHeaders(ma.Schema):
+    if_match = fields.String(data_key="If-Match", metadata={
+        "pattern": IF_MATCH,
+        "description": '`"<version>"`: the version the move is meant for (like body `version`)'})
+    idempotency_key = fields.String(data_key="Idempotency-Key", validate=validate.Regexp(_IDEMPOTENCY_KEY), metadata={
+        "description": "1…255 visible ASCII characters; a retry with the same key (same match, same "
+                       "token) returns the first response and applies nothing twice"})
+
+
+def _etag(version: int) -> dict[str, str]:
+    return {"ETag": f'"{version}"', "Cache-Control": "private, no-cache", "Vary": "Authorization"}
+
+
+def _match_url(match_id: str) -> str:
+    return url_for("matches.Match", match_id=match_id)
+
+
+@blp.route("")
+class Matches(MethodView):
+    @blp.arguments(CreateMatchSchema())
+    @blp.response(201, CreatedMatchSchema, description="Created: tokens and the spectator view", headers={
+        "Location": {"description": "URL of the new match", "schema": {"type": "string"}}, **ETAG_HEADER})
+    @blp.problems("invalid_request", "game_not_found", "payload_too_large", "invalid_options",
+                  "store_unavailable")
+    def post(self, body: dict):
+        """Create a match
+
+        Returns a bearer token per seat and an `admin_token` (sees everything,
+        may act for any seat, may delete).  Keep them: they are stored hashed.
+        """
+        created = lodge().create(body["game"], body["players"], body.get("seed"), body.get("options"))
+        headers = {"Location": _match_url(created["match_id"]), **_etag(0)}
+        return json_response(created, 201, headers)
+
+
+@blp.route("/<string:match_id>")
+class Match(MethodView):
+    @blp.doc(security=OPTIONAL_TOKEN)
+    @blp.arguments(ConditionalHeaders(), location="headers")
+    @blp.response(200, ViewSchema, description="The caller's view", headers=ETAG_HEADER)
+    @blp.alt_response(304, description="Not Modified: still at the version of `If-None-Match`",
+                      headers=ETAG_HEADER)
+    @blp.problems("unauthenticated", "forbidden", "match_not_found", "store_unavailable")
+    def get(self, headers: dict, match_id: str):
+        """The match as the caller may see it (spectator, seat or admin)"""
+        ctx = lodge()
+        meta, snap = ctx.load(match_id)
+        viewer = ctx.identify(meta, request.headers.get("Authorization"))
+        if _matches_version(headers.get("if_none_match"), snap.version):
+            return Response(status=304, headers=_etag(snap.version))
+        body = view_of(ctx.game(meta.game), meta, snap, viewer)
+        return json_response(body, 200, _etag(snap.version))
+
+    @blp.doc(security=TOKEN)
+    @blp.response(204, description="Deleted")
+    @blp.problems("unauthenticated", "forbidden", "match_not_found", "store_unavailable")
+    def delete(self, match_id: str):
+        """Delete a match (admin token)"""
+        lodge().delete(match_id, request.headers.get("Authorization"))
+        return Response(status=204)
+
+
+@blp.route("/<string:match_id>/legal-moves")
+class LegalMoves(MethodView):
+    @blp.doc(security=TOKEN)
+    @blp.arguments(SeatQuerySchema(), location="query")
+    @blp.response(200, LegalMovesSchema, description="Every legal move of the seat now (empty: nothing to decide)")
+    @blp.problems("invalid_request", "unauthenticated", "forbidden", "match_not_found", "store_unavailable")
+    def get(self, query: dict, match_id: str):
+        """Legal moves of a seat (seat token, or admin with `?seat=k`)"""
+        body = lodge().legal_moves(match_id, request.headers.get("Authorization"), query.get("seat"))
+        return json_response(body)
+
+
+@blp.route("/<string:match_id>/moves")
+class Moves(MethodView):
+    @blp.doc(security=TOKEN)
+    @blp.arguments(SeatQuerySchema(), location="query")
+    @blp.arguments(MoveHeaders(), location="headers")
+    @blp.arguments(MoveRequestSchema())
+    @blp.response(200, MoveResultSchema, description="Applied: new version, events and the caller's view",
+                  headers=ETAG_HEADER)
+    @blp.problems("invalid_request", "unauthenticated", "forbidden", "match_not_found", "version_conflict",
+                  "not_your_turn", "match_finished", "payload_too_large", "illegal_move", "store_unavailable")
+    def post(self, query: dict, headers: dict, body: dict, match_id: str):
+        """Apply one move
+
+        Checks, in order: match exists, token, match finished, version (body
+        `version` or `If-Match`), seat to act, legality.  Moves that need no
+        decision are carried out in the same request and show up as events.
+        """
+        version = _expected_version(body.get("version"), headers.get("if_match"))
+        status, data, new_version = lodge().play(
+            match_id, request.headers.get("Authorization"), query.get("seat"), body["move"], version,
+            headers.get("idempotency_key"))
+        return json_response(data, status, _etag(new_version))
+
+
+@blp.route("/<string:match_id>/events")
+class Events(MethodView):
+    @blp.doc(security=OPTIONAL_TOKEN)
+    @blp.arguments(EventsQuerySchema(), location="query")
+    @blp.response(200, EventsSchema, description="Events after `after`, redacted for the caller")
+    @blp.problems("invalid_request", "unauthenticated", "forbidden", "match_not_found", "store_unavailable")
+    def get(self, query: dict, match_id: str):
+        """Events after a version, optionally long-polling (`wait` seconds)"""
+        body = lodge().events(match_id, request.headers.get("Authorization"), query["after"], query["wait"])
+        return json_response(body)
+
+
+@blp.route("/<string:match_id>/record")
+class Record(MethodView):
+    @blp.doc(security=OPTIONAL_TOKEN)
+    @blp.response(200, RecordSchema, description="The full game record")
+    @blp.problems("unauthenticated", "forbidden", "match_not_found", "store_unavailable")
+    def get(self, match_id: str):
+        """Game record (admin any time; anyone once the match is finished)"""
+        return json_response(lodge().record(match_id, request.headers.get("Authorization")))
+
+
+def _matches_version(header: str | None, version: int) -> bool:
+    """``If-None-Match`` names the current version (or is ``*``)."""
+    if not header:
+        return False
+    if header.strip() == "*":
+        return True
+    return any((m := _ETAG.fullmatch(tag)) is not None and int(m.group(1)) == version
+               for tag in header.split(","))
+
+
+def _expected_version(in_body: int | None, if_match: str | None) -> int | None:
+    """The version a move is meant for: body ``version`` or ``If-Match``."""
+    if if_match is None or if_match.strip() == "*":
+        return in_body
+    parsed = _VERSION_TAG.fullmatch(if_match)
+    if parsed is None:
+        raise ApiError("invalid_request", 'If-Match must be a version in quotes, like "17"',
+                       errors={"If-Match": ['expected "<version>"']})
+    version = int(parsed.group(1) or parsed.group(2))
+    if in_body is not None and in_body != version:
+        raise ApiError("invalid_request", "body version and If-Match disagree; send one of them",
+                       errors={"version": ["differs from If-Match"]})
+    return version

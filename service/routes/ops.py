@@ -1,0 +1,37 @@
+"""Operations: liveness, readiness, metrics."""
+from __future__ import annotations
+
+from flask.views import MethodView
+
+from service import metrics
+from service.api import Blueprint, json_response
+from service.context import lodge
+from service.schemas import StatusSchema
+
+blp = Blueprint("ops", __name__, description="Liveness, readiness and metrics")
+
+
+@blp.route("/healthz")
+class Health(MethodView):
+    @blp.response(200, StatusSchema, description="The process serves requests")
+    def get(self):
+        """Liveness (never touches the store)"""
+        return json_response({"status": "ok"})
+
+
+@blp.route("/readyz")
+class Ready(MethodView):
+    @blp.response(200, StatusSchema, description="The store answers")
+    @blp.problems("store_unavailable")
+    def get(self):
+        """Readiness: the store answers PING"""
+        lodge().store.ping()  # a Redis failure becomes 503 store_unavailable
+        return json_response({"status": "ok"})
+
+
+@blp.route("/metrics")
+class Metrics(MethodView):
+    @blp.response(200, content_type="text/plain", description="Prometheus text exposition format")
+    def get(self):
+        """Prometheus metrics"""
+        return metrics.exposition()

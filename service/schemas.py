@@ -1,0 +1,208 @@
+"""Marshmallow schemas: request validation and the documented responses.
+
+Request schemas load and validate bodies and query strings (failures are 400
+``invalid_request`` with field errors).  Response schemas only document: hot
+paths serialise with orjson and return a ready ``Response``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import marshmallow as ma
+from engine.core import OPTION_TYPES, SEED_MAX
+from marshmallow import fields, validate
+
+MAX_WAIT = 60
+MAX_NAME = 64
+
+
+# --------------------------------------------------------------------------
+# Requests.
+# --------------------------------------------------------------------------
+class CreateMatchSchema(ma.Schema):
+    """Create a match.  ``players``, ``seed`` and ``options`` are judged by
+    the game (bad values: 422 ``invalid_options``), so they load as given."""
+
+    game = fields.String(required=True, metadata={"description": "game id", "example": "biberbande"})
+    players = fields.Raw(required=True, metadata={
+        "description": "2…max display names (1…64 characters each), or a player count",
+        "oneOf": [{"type": "array", "minItems": 2,
+                   "items": {"type": "string", "minLength": 1, "maxLength": MAX_NAME}},
+                  {"type": "integer", "minimum": 2}],
+        "example": ["ana", "bo", "cy"]})
+    seed = fields.Raw(allow_none=True, metadata={
+        "type": "integer", "minimum": 0, "maximum": SEED_MAX, "example": 42,
+        "description": "makes the match reproducible; absent: the server picks one and records it"})
+    options = fields.Raw(allow_none=True, metadata={
+        "type": "object", "additionalProperties": True, "example": {"rounds": 3},
+        "description": "game-specific options (see the catalogue); unknown ones: 422"})
+
+
+class MoveRequestSchema(ma.Schema):
+    move = fields.Dict(required=True, metadata={
+        "description": "one of the seat's legal moves, e.g. {\"type\": \"draw\"}",
+        "type": "object", "additionalProperties": True,
+        "properties": {"type": {"type": "string"}}, "required": ["type"]})
+    version = fields.Integer(strict=True, allow_none=True, metadata={
+        "description": "the version the move is meant for; stale: 409 version_conflict"})
+
+    @ma.validates_schema
+    def _move_has_type(self, data: dict[str, Any], **kwargs: Any) -> None:
+        move = data.get("move")
+        if move is not None and not isinstance(move.get("type"), str):
+            raise ma.ValidationError("the move needs a string 'type'", "move")
+
+
+class SeatQuerySchema(ma.Schema):
+    seat = fields.Integer(validate=validate.Range(min=0), metadata={
+        "description": "the seat (required with the admin token; a seat token may only name its own)"})
+
+
+class EventsQuerySchema(ma.Schema):
+    after = fields.Integer(load_default=-1, validate=validate.Range(min=-1), metadata={
+        "description": "only events with a version above this (-1: all)"})
+    wait = fields.Float(load_default=0, validate=validate.Range(min=0, max=MAX_WAIT), allow_nan=False,
+                        metadata={"description": f"long-poll up to this many seconds (0…{MAX_WAIT})"})
+
+
+# --------------------------------------------------------------------------
+# Responses (documentation only).
+# --------------------------------------------------------------------------
+_OPEN = {"type": "object", "additionalProperties": True}
+
+
+class OptionSchema(ma.Schema):
+    """One match option of a game, as the catalogue lists it."""
+
+    class Meta:
+        unknown = ma.INCLUDE
+
+    name = fields.String(required=True)
+    type = fields.String(required=True, metadata={"enum": list(OPTION_TYPES)})
+    description = fields.String()
+    default = fields.Raw(required=True, allow_none=True, metadata={"nullable": True})
+    default_doc = fields.String()
+    minimum = fields.Integer()
+    maximum = fields.Integer(allow_none=True)
+    choices = fields.List(fields.String(), metadata={"description": "string options: the allowed values"})
+    items = fields.List(fields.String(), metadata={"description": "permutation options: the items to order"})
+
+
+class GameSchema(ma.Schema):
+    id = fields.String(required=True)
+    title = fields.String(required=True)
+    summary = fields.String()
+    min_players = fields.Integer(required=True)
+    max_players = fields.Integer(required=True)
+    options = fields.List(fields.Nested(OptionSchema), required=True)
+
+
+class GamesSchema(ma.Schema):
+    games = fields.List(fields.Nested(GameSchema), required=True)
+
+
+class ViewerSchema(ma.Schema):
+    role = fields.String(required=True, metadata={"enum": ["spectator", "seat", "admin"]})
+    seat = fields.Integer(required=True, allow_none=True)
+
+
+class ResultSchema(ma.Schema):
+    class Meta:
+        unknown = ma.INCLUDE
+
+    scores = fields.List(fields.Integer(), required=True)
+    ranking = fields.List(fields.List(fields.Integer()), required=True)
+    winners = fields.List(fields.Integer(), required=True)
+
+
+class ViewSchema(ma.Schema):
+    """The match as the caller may see it."""
+
+    match_id = fields.String(required=True)
+    game = fields.String(required=True)
+    version = fields.Integer(required=True)
+    status = fields.String(required=True, metadata={"enum": ["active", "finished"]})
+    viewer = fields.Nested(ViewerSchema, required=True)
+    round = fields.Integer(required=True)
+    rounds = fields.Integer(required=True)
+    phase = fields.String(required=True)
+    to_act = fields.List(fields.Integer(), required=True)
+    players = fields.List(fields.Dict(metadata=_OPEN), required=True,
+                          metadata={"description": "per seat: seat, name and public game fields"})
+    board = fields.Dict(required=True, metadata={**_OPEN, "description": "game-specific"})
+    scores = fields.List(fields.Integer(), required=True)
+    result = fields.Nested(ResultSchema, required=True, allow_none=True)
+
+
+class SeatTokenSchema(ma.Schema):
+    seat = fields.Integer(required=True)
+    name = fields.String(required=True)
+    token = fields.String(required=True, metadata={"description": "bearer token of this seat"})
+
+
+class CreatedMatchSchema(ma.Schema):
+    match_id = fields.String(required=True)
+    game = fields.String(required=True)
+    version = fields.Integer(required=True)
+    seed = fields.Integer(required=True)
+    seats = fields.List(fields.Nested(SeatTokenSchema), required=True)
+    admin_token = fields.String(required=True)
+    state = fields.Nested(ViewSchema, required=True, metadata={"description": "spectator view"})
+
+
+class EventSchema(ma.Schema):
+    class Meta:
+        unknown = ma.INCLUDE
+
+    type = fields.String(required=True)
+    seat = fields.Integer(required=True, allow_none=True)
+    version = fields.Integer(required=True)
+
+
+class LegalMovesSchema(ma.Schema):
+    version = fields.Integer(required=True)
+    seat = fields.Integer(required=True)
+    moves = fields.List(fields.Dict(metadata=_OPEN), required=True,
+                        metadata={"description": "every legal move, stable order; may carry a `label`"})
+
+
+class MoveResultSchema(ma.Schema):
+    version = fields.Integer(required=True)
+    events = fields.List(fields.Nested(EventSchema), required=True)
+    state = fields.Nested(ViewSchema, required=True, metadata={"description": "the caller's view"})
+
+
+class EventsSchema(ma.Schema):
+    version = fields.Integer(required=True, metadata={"description": "current version"})
+    events = fields.List(fields.Nested(EventSchema), required=True)
+
+
+class LoggedMoveSchema(ma.Schema):
+    version = fields.Integer(required=True)
+    seat = fields.Integer(required=True)
+    move = fields.Dict(required=True, metadata=_OPEN)
+
+
+class RecordSchema(ma.Schema):
+    game = fields.String(required=True)
+    players = fields.List(fields.String(), required=True)
+    seed = fields.Integer(required=True)
+    options = fields.Dict(required=True, metadata=_OPEN)
+    moves = fields.List(fields.Nested(LoggedMoveSchema), required=True)
+    result = fields.Nested(ResultSchema, required=True, allow_none=True)
+
+
+class StatusSchema(ma.Schema):
+    status = fields.String(required=True, metadata={"example": "ok"})
+
+
+class ProblemSchema(ma.Schema):
+    """RFC 9457 problem details with a stable ``code``."""
+
+    type = fields.String(required=True)
+    title = fields.String(required=True)
+    status = fields.Integer(required=True)
+    detail = fields.String(required=True)
+    code = fields.String(required=True)
+    errors = fields.Dict(metadata={"description": "400: field errors by field name"})
+    current_version = fields.Integer(metadata={"description": "409 version_conflict: the current version"})

@@ -1,0 +1,299 @@
+"""Shared fixtures: a real redis-server, both stores, the Flask app and a live
+gunicorn server.
+
+* ``redis_server`` (session) starts ``/usr/bin/redis-server`` on a free
+  loopback port and stops it by PID.  Under pytest-xdist every worker starts its
+  own server.
+* ``store`` is parametrised over ``embedded`` (a fresh ``fakeredis.FakeRedis``)
+  and ``redis`` (the real server, flushed per test), so every API test runs
+  against both.
+* ``app`` / ``client`` / ``api``: ``service.app.create_app(redis_client=store)``
+  and its Flask test client, wrapped by :class:`tests.http_helpers.Api`.
+* ``live_server`` (session): gunicorn with ``deploy/gunicorn.conf.py`` against
+  the real redis; yields its base URL.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from tests.http_helpers import W1_OPTIONS, Api, Match, Resp
+
+ROOT = Path(__file__).resolve().parent.parent
+REDIS_SERVER = "/usr/bin/redis-server"
+
+
+# --------------------------------------------------------------------------
+# Processes.
+# --------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def closed_port() -> int:
+    """A loopback port nobody listens on (bound then released)."""
+    return free_port()
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> None:
+    """Stop one process we started, by its PID: SIGTERM, wait, SIGKILL."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.kill(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.kill(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=timeout)
+
+
+def _tail(path: Path, limit: int = 4000) -> str:
+    try:
+        return path.read_text(errors="replace")[-limit:]
+    except OSError:
+        return ""
+
+
+def start_redis(workdir: Path, port: int | None = None, attempts: int = 5) -> tuple[subprocess.Popen, str]:
+    """Start /usr/bin/redis-server on a free (or the given) loopback port and
+    wait until it answers PING.  Returns (process, url); the caller stops it
+    with :func:`stop_process`."""
+    binary = REDIS_SERVER if os.path.exists(REDIS_SERVER) else shutil.which("redis-server")
+    if not binary:
+        pytest.fail(f"{REDIS_SERVER} not found: run `make test`, which installs redis-server "
+                    "(or: apt-get install redis-server)", pytrace=False)
+    import redis
+
+    log = workdir / "redis.log"
+    last_error = ""
+    for _attempt in range(attempts if port is None else 1):  # a freed port may be taken meanwhile
+        use_port = port or free_port()
+        with open(log, "ab") as out:
+            proc = subprocess.Popen(
+                [binary, "--port", str(use_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                 "--daemonize", "no", "--dir", str(workdir)],
+                stdout=out, stderr=subprocess.STDOUT, cwd=workdir)
+        url = f"redis://127.0.0.1:{use_port}/0"
+        client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
+        deadline = time.monotonic() + 15
+        try:
+            while time.monotonic() < deadline and proc.poll() is None:
+                try:
+                    if client.ping():
+                        return proc, url
+                except redis.RedisError as exc:
+                    last_error = repr(exc)
+                time.sleep(0.05)
+        finally:
+            client.close()
+        stop_process(proc)
+        last_error += "\n" + _tail(log)
+    pytest.fail(f"redis-server did not answer PING: {last_error}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real redis-server on a free loopback port (one per xdist worker);
+    yields its URL and stops it by PID at the end of the session."""
+    proc, url = start_redis(tmp_path_factory.mktemp("redis"))
+    try:
+        yield url
+    finally:
+        stop_process(proc)
+
+
+# --------------------------------------------------------------------------
+# Stores, app, client.
+# --------------------------------------------------------------------------
+@pytest.fixture(params=["embedded", "redis"])
+def store(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The service's Redis client: fakeredis (embedded) or the real server."""
+    if request.param == "embedded":
+        import fakeredis
+
+        client = fakeredis.FakeRedis()
+        yield client
+        client.close()
+    else:
+        import redis
+
+        url = request.getfixturevalue("redis_server")
+        client = redis.Redis.from_url(url)
+        client.flushdb()
+        yield client
+        client.close()
+
+
+@pytest.fixture
+def embedded_store() -> Iterator[Any]:
+    import fakeredis
+
+    client = fakeredis.FakeRedis()
+    yield client
+    client.close()
+
+
+def make_app(redis_client: Any):
+    from service.app import create_app
+
+    app = create_app(redis_client=redis_client)
+    app.config["TESTING"] = True
+    return app
+
+
+def flask_api(app) -> Api:
+    client = app.test_client()
+
+    def send(method: str, path: str, headers: dict[str, str], body: bytes | None, params: dict[str, Any]) -> Resp:
+        r = client.open(path, method=method, headers=headers, data=body, query_string=params or None)
+        try:
+            data = r.get_data()
+        finally:
+            r.close()
+        return Resp(r.status_code, {k.lower(): v for k, v in r.headers.items()}, data, method, path)
+
+    return Api(send)
+
+
+@pytest.fixture
+def app(store: Any):
+    return make_app(store)
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def api(app) -> Api:
+    return flask_api(app)
+
+
+@pytest.fixture
+def embedded_api(embedded_store: Any) -> Api:
+    """An API on the embedded store only (for long random playouts)."""
+    return flask_api(make_app(embedded_store))
+
+
+@pytest.fixture
+def down_api() -> Api:
+    """An API whose redis client points at a closed port (store down)."""
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    # no client-side retries: redis-py 8 retries with backoff by default (~3 s per call)
+    client = redis.Redis(host="127.0.0.1", port=closed_port(), socket_connect_timeout=0.3, socket_timeout=0.3,
+                         retry=Retry(NoBackoff(), 0))
+    return flask_api(make_app(client))
+
+
+# --------------------------------------------------------------------------
+# Live server.
+# --------------------------------------------------------------------------
+def requests_api(base_url: str):
+    import requests
+
+    session = requests.Session()
+
+    def send(method: str, path: str, headers: dict[str, str], body: bytes | None, params: dict[str, Any]) -> Resp:
+        r = session.request(method, base_url + path, headers=headers, data=body, params=params or None,
+                            timeout=90)
+        return Resp(r.status_code, {k.lower(): v for k, v in r.headers.items()}, r.content, method, path)
+
+    return Api(send)
+
+
+def gunicorn_command(conf: Path, workdir: Path) -> list[str]:
+    """``python -m gunicorn -c deploy/gunicorn.conf.py 'service.app:create_app()'``.
+
+    gunicorn ≥ 27 also opens a control socket, by default one fixed path per
+    user: parallel servers (xdist workers, a dev server) would take it from each
+    other, so each test server gets its own."""
+    from importlib.metadata import version
+
+    cmd = [sys.executable, "-m", "gunicorn", "-c", str(conf)]
+    try:
+        if int(version("gunicorn").split(".")[0]) >= 27:
+            cmd += ["--control-socket", str(workdir / "gunicorn.ctl")]
+    except Exception:
+        pass
+    return cmd + ["service.app:create_app()"]
+
+
+def start_gunicorn(workdir: Path, redis_url: str | None, workers: int = 2,
+                   extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+    """gunicorn with deploy/gunicorn.conf.py on a free port, waited for until
+    /healthz answers; ``redis_url`` None runs it on the embedded store.
+    Returns (process, base URL); stop it with :func:`stop_process`."""
+    import requests
+
+    conf = ROOT / "deploy" / "gunicorn.conf.py"
+    if not conf.exists():
+        pytest.fail(f"{conf} is missing", pytrace=False)
+    port = free_port()
+    env = dict(os.environ, HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY=str(workers), PYTHONUNBUFFERED="1",
+               **(extra_env or {}))
+    env.pop("REDIS_URL", None)
+    if redis_url:
+        env["REDIS_URL"] = redis_url
+    log = workdir / "gunicorn.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(gunicorn_command(conf, workdir), cwd=ROOT, env=env, stdout=out,
+                                stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if requests.get(base + "/healthz", timeout=1).status_code == 200:
+                return proc, base
+        except requests.RequestException:
+            pass
+        time.sleep(0.1)
+    stop_process(proc, timeout=20)
+    pytest.fail(f"gunicorn did not answer /healthz on {base}:\n{_tail(log)}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def live_server(redis_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """gunicorn (deploy/gunicorn.conf.py, 2 workers) against the real redis;
+    yields its base URL and stops it by PID."""
+    # database 1: the API tests flush database 0 of the same server between tests
+    live_url = redis_server.rsplit("/", 1)[0] + "/1"
+    proc, base = start_gunicorn(tmp_path_factory.mktemp("gunicorn"), live_url)
+    try:
+        yield base
+    finally:
+        stop_process(proc, timeout=20)
+
+
+@pytest.fixture
+def live_api(live_server: str) -> Api:
+    return requests_api(live_server)
+
+
+# --------------------------------------------------------------------------
+# Matches.
+# --------------------------------------------------------------------------
+@pytest.fixture
+def w1(api: Api) -> Match:
+    """Worked example W1 (biberbande.md §11): 2 players, 1 round, stacked deck."""
+    return api.create(["ana", "bo"], seed=11, options=W1_OPTIONS)
