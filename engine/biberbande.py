@@ -32,6 +32,7 @@ CANONICAL: tuple[str, ...] = tuple(
     + [SWAP] * 9 + [PEEK] * 7 + [DRAW2] * 5)
 _CODE = {SWAP: "s", PEEK: "p", DRAW2: "d", **{str(v): str(v) for v in range(10)}}
 _CARD = {code: card for card, code in _CODE.items()}
+_VALUE = {code: int(code) if code.isdigit() else 0 for code in _CARD}
 SLOTS = range(4)
 OUTER_SLOTS = (0, 3)
 
@@ -137,7 +138,7 @@ def _discard(state: State, code: str) -> None:
 
 def _points(row: str) -> int:
     """BB-6.3: the sum of the four values (an unreplaceable special scores 0, BB-4.10)."""
-    return sum(int(c) for c in row if _is_number(c))
+    return sum(map(_VALUE.__getitem__, row))
 
 
 # --- drawing and reshuffling (BB-3.6, D6) --------------------------------------

@@ -57,7 +57,7 @@ def _match_url(match_id: str) -> str:
 
 @blp.route("")
 class Matches(MethodView):
-    @blp.arguments(CreateMatchSchema())
+    @blp.body_arguments(CreateMatchSchema())
     @blp.response(201, CreatedMatchSchema, description="Created: tokens and the spectator view", headers={
         "Location": {"description": "URL of the new match", "schema": {"type": "string"}}, **ETAG_HEADER})
     @blp.problems("invalid_request", "game_not_found", "payload_too_large", "invalid_options",
@@ -76,7 +76,7 @@ class Matches(MethodView):
 @blp.route("/<string:match_id>")
 class Match(MethodView):
     @blp.doc(security=OPTIONAL_TOKEN)
-    @blp.arguments(ConditionalHeaders(), location="headers")
+    @blp.lazy_arguments(ConditionalHeaders(), location="headers")
     @blp.response(200, ViewSchema, description="The caller's view", headers=ETAG_HEADER)
     @blp.alt_response(304, description="Not Modified: still at the version of `If-None-Match`",
                       headers=ETAG_HEADER)
@@ -103,7 +103,7 @@ class Match(MethodView):
 @blp.route("/<string:match_id>/legal-moves")
 class LegalMoves(MethodView):
     @blp.doc(security=TOKEN)
-    @blp.arguments(SeatQuerySchema(), location="query")
+    @blp.lazy_arguments(SeatQuerySchema(), location="query")
     @blp.response(200, LegalMovesSchema, description="Every legal move of the seat now (empty: nothing to decide)")
     @blp.problems("invalid_request", "unauthenticated", "forbidden", "match_not_found", "store_unavailable")
     def get(self, query: dict, match_id: str):
@@ -115,9 +115,9 @@ class LegalMoves(MethodView):
 @blp.route("/<string:match_id>/moves")
 class Moves(MethodView):
     @blp.doc(security=TOKEN)
-    @blp.arguments(SeatQuerySchema(), location="query")
-    @blp.arguments(MoveHeaders(), location="headers")
-    @blp.arguments(MoveRequestSchema())
+    @blp.lazy_arguments(SeatQuerySchema(), location="query")
+    @blp.lazy_arguments(MoveHeaders(), location="headers")
+    @blp.body_arguments(MoveRequestSchema())
     @blp.response(200, MoveResultSchema, description="Applied: new version, events and the caller's view",
                   headers=ETAG_HEADER)
     @blp.problems("invalid_request", "unauthenticated", "forbidden", "match_not_found", "version_conflict",
@@ -139,7 +139,7 @@ class Moves(MethodView):
 @blp.route("/<string:match_id>/events")
 class Events(MethodView):
     @blp.doc(security=OPTIONAL_TOKEN)
-    @blp.arguments(EventsQuerySchema(), location="query")
+    @blp.lazy_arguments(EventsQuerySchema(), location="query")
     @blp.response(200, EventsSchema, description="Events after `after`, redacted for the caller")
     @blp.problems("invalid_request", "unauthenticated", "forbidden", "match_not_found", "store_unavailable")
     def get(self, query: dict, match_id: str):
