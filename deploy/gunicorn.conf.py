@@ -1,7 +1,7 @@
 """Gunicorn settings for Lodge: ``gunicorn -c deploy/gunicorn.conf.py 'service.app:create_app()'``.
 
 Environment: ``HOST``/``PORT`` (default 127.0.0.1:8000), ``WEB_CONCURRENCY``
-(workers, default 4), ``THREADS`` (per worker, default 16: long-polls hold a
+(workers, default 4), ``THREADS`` (per worker, default 64: long-polls hold a
 thread each), ``REDIS_URL`` (unset: an embedded store, see below),
 ``PROMETHEUS_MULTIPROC_DIR`` (default: a fresh temporary directory).
 
@@ -20,7 +20,7 @@ import threading
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "4"))
 worker_class = "gthread"
-threads = int(os.environ.get("THREADS", "16"))
+threads = int(os.environ.get("THREADS", "64"))
 timeout = 30
 graceful_timeout = 30
 keepalive = 5
@@ -29,6 +29,9 @@ errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info")
 # The app is built in each worker, after the master set up the environment.
 preload_app = False
+# No runtime control socket: it defaults to one path per user, so a second
+# server (tests, benchmarks, a tournament) would fight over it.
+control_socket_disable = True
 
 _embedded = None
 _metrics_dir_owned: str | None = None

@@ -9,8 +9,12 @@ gunicorn server.
   against both.
 * ``app`` / ``client`` / ``api``: ``service.app.create_app(redis_client=store)``
   and its Flask test client, wrapped by :class:`tests.http_helpers.Api`.
-* ``live_server`` (session): gunicorn with ``deploy/gunicorn.conf.py`` against
-  the real redis; yields its base URL.
+* ``live_server`` (session): gunicorn with ``deploy/gunicorn.conf.py``
+  (2 workers) against database 1 of the real redis; yields its base URL.
+  ``start_redis`` / ``start_gunicorn`` / ``stop_process`` let a test run its
+  own short-lived instances (store outages, the embedded-store deployment).
+
+Everything started here is stopped by PID, never by name.
 """
 from __future__ import annotations
 
