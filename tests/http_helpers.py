@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
@@ -221,6 +222,25 @@ class Match:
         r = self.api.events(self.id, token, after=after)
         assert r.status == 200, r
         return events_of(r.json)
+
+
+def race(clients: list["Api"], match_id: str, token: str, moves: list[dict[str, Any]],
+         version: int, timeout: float = 60) -> list["Resp"]:
+    """POST ``moves[i]`` through ``clients[i]``, all released at once by a
+    barrier, every one meant for ``version``: the responses, in order."""
+    barrier = threading.Barrier(len(moves))
+    results: list[Any] = [None] * len(moves)
+
+    def post(i: int) -> None:
+        barrier.wait()
+        results[i] = clients[i].move(match_id, token, moves[i], version)
+
+    threads = [threading.Thread(target=post, args=(i,)) for i in range(len(moves))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    return results
 
 
 def events_of(body: Any) -> list[dict[str, Any]]:

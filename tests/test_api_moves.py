@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.http_helpers import (W1_MOVES, W1_OPTIONS, W2_OPTIONS, Api, Match, assert_problem,
-                                current_version_in, strip_label)
+                                current_version_in, race, strip_label)
 
 
 def _snapshot(m: Match) -> tuple:
@@ -398,8 +398,6 @@ def test_legal_moves_empty_on_finished_match(api: Api, w1: Match):
 # Racing threads in-process (both stores): one compare-and-set wins.
 # --------------------------------------------------------------------------
 def test_racing_threads_one_winner(app, api: Api):
-    import threading
-
     from tests.conftest import flask_api
 
     for attempt in range(4):
@@ -407,18 +405,7 @@ def test_racing_threads_one_winner(app, api: Api):
         legal = m.legal(0)
         moves = (legal * 2)[:8]
         clients = [flask_api(app) for _ in moves]
-        barrier = threading.Barrier(len(moves))
-        results: list = [None] * len(moves)
-
-        def post(i: int) -> None:
-            barrier.wait()
-            results[i] = clients[i].move(m.id, m.token(0), moves[i], 0)
-
-        threads = [threading.Thread(target=post, args=(i,)) for i in range(len(moves))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(30)
+        results = race(clients, m.id, m.token(0), moves, 0, timeout=30)
         assert [r.status for r in results].count(200) == 1, [(r.status, r.body[:80]) for r in results]
         for r in results:
             if r.status != 200:

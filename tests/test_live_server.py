@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import requests_api
 from tests.http_helpers import (W1_OPTIONS, Api, Match, assert_problem, comparable, events_of, play_random,
-                                strip_label)
+                                race, strip_label)
 
 pytestmark = pytest.mark.live
 
@@ -63,18 +63,7 @@ def test_live_racing_clients_one_wins(live_server: str, live_api: Api):
         clients = [requests_api(live_server) for _ in moves]
         for c in clients:  # warm the connections so the race is on the move, not on connect
             assert c.get("/healthz").status == 200
-        barrier = threading.Barrier(len(moves))
-        results: list = [None] * len(moves)
-
-        def post(i: int) -> None:
-            barrier.wait()
-            results[i] = clients[i].move(m.id, m.token(0), moves[i], 0)
-
-        threads = [threading.Thread(target=post, args=(i,)) for i in range(len(moves))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(60)
+        results = race(clients, m.id, m.token(0), moves, 0)
         statuses = sorted(r.status for r in results)
         assert statuses.count(200) == 1, [(r.status, r.body[:100]) for r in results]
         for r in results:
@@ -303,18 +292,7 @@ def test_live_embedded_store_deployment(tmp_path):
             clients = [requests_api(base) for _ in moves]
             for c in clients:
                 c.get("/healthz")
-            barrier = threading.Barrier(len(moves))
-            results: list = [None] * len(moves)
-
-            def post(i: int) -> None:
-                barrier.wait()
-                results[i] = clients[i].move(m.id, m.token(0), moves[i], 0)
-
-            threads = [threading.Thread(target=post, args=(i,)) for i in range(len(moves))]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join(60)
+            results = race(clients, m.id, m.token(0), moves, 0)
             assert [r.status for r in results].count(200) == 1, [(r.status, r.body[:80]) for r in results]
             assert len(api.record(m.id, m.admin).json["moves"]) == 1
             for _ in range(4):  # every worker sees the match
