@@ -295,6 +295,15 @@ def comparable(view: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------
 # Random play through the contract only.
 # --------------------------------------------------------------------------
+def replay_record(api: "Api", record: dict[str, Any]) -> "Match":
+    """Create a fresh match from a record and post its moves as admin."""
+    fresh = api.create(record["players"], game=record["game"], seed=record["seed"], options=record["options"])
+    for entry in record["moves"]:
+        r = api.move(fresh.id, fresh.admin, entry["move"], entry["version"] - 1, seat=entry["seat"])
+        assert r.status == 200, (entry, r)
+    return fresh
+
+
 def play_random(match: Match, rng: random.Random, *, max_moves: int = 5000,
                 on_step: Callable[[Match, int, dict[str, Any], Resp], None] | None = None,
                 knock_bias: float | None = None) -> dict[str, Any]:

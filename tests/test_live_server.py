@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import requests_api
 from tests.http_helpers import (W1_OPTIONS, Api, Match, assert_problem, comparable, events_of, play_random,
-                                race, strip_label)
+                                race, replay_record, strip_label)
 
 pytestmark = pytest.mark.live
 
@@ -49,6 +49,29 @@ def test_live_bot_plays_whole_match(live_api: Api, n, options, knock_bias):
         assert final["version"] > 80, final["version"]
         reasons = [h["reason"] for h in final["board"]["history"]]
         assert set(reasons) <= {"knock", "turn_limit"}, reasons
+
+
+@pytest.mark.parametrize("game,n,options", [
+    ("biberclan", 2, {"rounds": 1}), ("biberclan", 6, {"rounds": 1, "with_biberbande": True}),
+    ("mein-lieber-biber", 2, {"rounds": 2}), ("mein-lieber-biber", 5, {"rounds": 1}),
+    ("thirteen-beavers", 2, {"board": "short"}), ("thirteen-beavers", 6, {"max_turns": 150}),
+])
+def test_live_bot_plays_every_game(live_api: Api, game, n, options):
+    """BiberClan, Mein Lieber Biber and 13 Beavers over HTTP on a real Redis
+    with only the contract: a random bot plays whole matches; the result
+    places every seat once, anyone reads the finished match's record, and the
+    record replays into the identical final state."""
+    m = live_api.create(n, game=game, seed=random.Random(game).getrandbits(63), options=options)
+    final = play_random(m, random.Random(n))
+    result = final["result"]
+    assert final["status"] == "finished" and final["to_act"] == []
+    assert result["winners"] == result["ranking"][0]
+    assert sorted(s for group in result["ranking"] for s in group) == list(range(n))
+    record = live_api.record(m.id)
+    assert record.status == 200, record
+    assert len(record.json["moves"]) == final["version"]
+    assert comparable(replay_record(live_api, record.json).admin_view()) == comparable(final)
+    assert_problem(live_api.move(m.id, m.token(0), {"type": "pass"}), 409, "match_finished")
 
 
 def test_live_racing_clients_one_wins(live_server: str, live_api: Api):
