@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 from pathlib import Path
 
 from bench import engine_bench, http_bench
-from bench.servers import ROOT, start_redis
 from engine import REGISTRY
+from tests.servers import ROOT, start_redis, stop_process
 
 
 def main() -> None:
@@ -23,11 +24,11 @@ def main() -> None:
         report["engine"] = engine_bench.run()
         print(json.dumps({"engine": report["engine"]}, indent=2), flush=True)
     if not args.skip_http:
-        redis, url = start_redis()
+        redis, url = start_redis(Path(tempfile.mkdtemp(prefix="lodge-bench-")))
         try:
             report["http"] = [http_bench.run(redis, url, game.id) for game in REGISTRY]
         finally:
-            redis.stop()
+            stop_process(redis)
         print(json.dumps({"http": report["http"]}, indent=2), flush=True)
     out = ROOT / ".bench" / "results.json"
     out.parent.mkdir(exist_ok=True)

@@ -11,20 +11,27 @@ from __future__ import annotations
 
 import random
 import statistics
+import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import requests
 
-from bench.servers import Process, start_gunicorn
+from bench.servers import cpu_seconds
 from engine import REGISTRY
 from engine.core import FINISHED
+from tests.servers import LODGE_APP, start_gunicorn, stop_process
 
 CLIENTS = 4
 REQUESTS = 3000
 WARMUP = 200
+#: Both apps run with these gunicorn settings (deploy/gunicorn.conf.py).
+WORKERS = 1
+THREADS = 4
 
 
 @dataclass
@@ -44,7 +51,7 @@ class Measure:
                 "p99_ms": round(lat[int(len(lat) * 0.99) - 1], 2)}
 
 
-def drive(server: Process, clients: int, per_client: int,
+def drive(server: subprocess.Popen, clients: int, per_client: int,
           make_worker: Callable[[requests.Session], Callable[[], None]]) -> Measure:
     """Run ``clients`` threads, each calling its worker ``per_client`` times."""
     latencies: list[float] = []
@@ -63,7 +70,7 @@ def drive(server: Process, clients: int, per_client: int,
         with lock:
             latencies.extend(mine)
 
-    cpu_before = server.cpu_seconds()
+    cpu_before = cpu_seconds(server)
     started = time.perf_counter()
     threads = [threading.Thread(target=loop, args=(w,)) for w in workers]
     for t in threads:
@@ -71,7 +78,7 @@ def drive(server: Process, clients: int, per_client: int,
     for t in threads:
         t.join()
     seconds = time.perf_counter() - started
-    return Measure(len(latencies), seconds, server.cpu_seconds() - cpu_before, latencies)
+    return Measure(len(latencies), seconds, cpu_seconds(server) - cpu_before, latencies)
 
 
 def scripted_moves(game_id: str, players: int, seed: int) -> list[tuple[int, dict]]:
@@ -140,9 +147,10 @@ class ReferenceClient:
         self.session.get(f"{self.base}/ref/{self.match}").raise_for_status()
 
 
-def measure_app(app_spec: str, redis_url: str, redis: Process,
+def measure_app(app_spec: str, redis_url: str, redis: subprocess.Popen,
                 client_for: Callable[[str, requests.Session], object]) -> dict:
-    server, base = start_gunicorn(app_spec, redis_url)
+    server, base = start_gunicorn(Path(tempfile.mkdtemp(prefix="lodge-bench-")), redis_url, WORKERS,
+                                  {"THREADS": str(THREADS), "LOG_LEVEL": "warning"}, app=app_spec)
     try:
         results = {}
         for scenario in ("move", "view"):
@@ -150,17 +158,17 @@ def measure_app(app_spec: str, redis_url: str, redis: Process,
                 client = client_for(base, session)
                 return getattr(client, scenario)
             drive(server, CLIENTS, WARMUP // CLIENTS, make_worker)
-            redis_before = redis.cpu_seconds()
+            redis_before = cpu_seconds(redis)
             m = drive(server, CLIENTS, REQUESTS // CLIENTS, make_worker)
-            results[scenario] = m.summary() | {"redis_cpu_s": round(redis.cpu_seconds() - redis_before, 2)}
+            results[scenario] = m.summary() | {"redis_cpu_s": round(cpu_seconds(redis) - redis_before, 2)}
         return results
     finally:
-        server.stop()
+        stop_process(server, timeout=20)
 
 
-def run(redis: Process, redis_url: str, game: str = "biberbande", players: int = 4) -> dict:
+def run(redis: subprocess.Popen, redis_url: str, game: str = "biberbande", players: int = 4) -> dict:
     seeds = iter(range(10_000, 10_000_000, 100_000))
-    lodge = measure_app("service.app:create_app()", redis_url, redis,
+    lodge = measure_app(LODGE_APP, redis_url, redis,
                         lambda base, s: LodgeClient(base, s, game, players, next(seeds)))
     reference = measure_app("bench.reference_app:create_app()", redis_url, redis,
                             lambda base, s: ReferenceClient(base, s))

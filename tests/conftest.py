@@ -18,98 +18,38 @@ Everything started here is stopped by PID, never by name.
 """
 from __future__ import annotations
 
-import os
-import shutil
-import signal
-import socket
 import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
+from tests import servers
 from tests.http_helpers import W1_OPTIONS, Api, Match, Resp
-
-ROOT = Path(__file__).resolve().parent.parent
-REDIS_SERVER = "/usr/bin/redis-server"
+from tests.servers import free_port, stop_process
 
 
 # --------------------------------------------------------------------------
-# Processes.
+# Processes (tests/servers.py); a server that cannot start fails the test.
 # --------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def closed_port() -> int:
     """A loopback port nobody listens on (bound then released)."""
     return free_port()
 
 
-def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> None:
-    """Stop one process we started, by its PID: SIGTERM, wait, SIGKILL."""
-    if proc.poll() is not None:
-        return
+def start_redis(workdir: Path, port: int | None = None) -> tuple[subprocess.Popen, str]:
     try:
-        os.kill(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
+        return servers.start_redis(workdir, port)
+    except servers.ServerError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+def start_gunicorn(workdir: Path, redis_url: str | None, workers: int = 2,
+                   extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
     try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        try:
-            os.kill(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=timeout)
-
-
-def _tail(path: Path, limit: int = 4000) -> str:
-    try:
-        return path.read_text(errors="replace")[-limit:]
-    except OSError:
-        return ""
-
-
-def start_redis(workdir: Path, port: int | None = None, attempts: int = 5) -> tuple[subprocess.Popen, str]:
-    """Start /usr/bin/redis-server on a free (or the given) loopback port and
-    wait until it answers PING.  Returns (process, url); the caller stops it
-    with :func:`stop_process`."""
-    binary = REDIS_SERVER if os.path.exists(REDIS_SERVER) else shutil.which("redis-server")
-    if not binary:
-        pytest.fail(f"{REDIS_SERVER} not found: run `make test`, which installs redis-server "
-                    "(or: apt-get install redis-server)", pytrace=False)
-    import redis
-
-    log = workdir / "redis.log"
-    last_error = ""
-    for _attempt in range(attempts if port is None else 1):  # a freed port may be taken meanwhile
-        use_port = port or free_port()
-        with open(log, "ab") as out:
-            proc = subprocess.Popen(
-                [binary, "--port", str(use_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                 "--daemonize", "no", "--dir", str(workdir)],
-                stdout=out, stderr=subprocess.STDOUT, cwd=workdir)
-        url = f"redis://127.0.0.1:{use_port}/0"
-        client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
-        deadline = time.monotonic() + 15
-        try:
-            while time.monotonic() < deadline and proc.poll() is None:
-                try:
-                    if client.ping():
-                        return proc, url
-                except redis.RedisError as exc:
-                    last_error = repr(exc)
-                time.sleep(0.05)
-        finally:
-            client.close()
-        stop_process(proc)
-        last_error += "\n" + _tail(log)
-    pytest.fail(f"redis-server did not answer PING: {last_error}", pytrace=False)
+        return servers.start_gunicorn(workdir, redis_url, workers, extra_env)
+    except servers.ServerError as exc:
+        pytest.fail(str(exc), pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -224,56 +164,6 @@ def requests_api(base_url: str):
         return Resp(r.status_code, {k.lower(): v for k, v in r.headers.items()}, r.content, method, path)
 
     return Api(send)
-
-
-def gunicorn_command(conf: Path, workdir: Path) -> list[str]:
-    """``python -m gunicorn -c deploy/gunicorn.conf.py 'service.app:create_app()'``.
-
-    gunicorn ≥ 27 also opens a control socket, by default one fixed path per
-    user: parallel servers (xdist workers, a dev server) would take it from each
-    other, so each test server gets its own."""
-    from importlib.metadata import version
-
-    cmd = [sys.executable, "-m", "gunicorn", "-c", str(conf)]
-    try:
-        if int(version("gunicorn").split(".")[0]) >= 27:
-            cmd += ["--control-socket", str(workdir / "gunicorn.ctl")]
-    except Exception:
-        pass
-    return cmd + ["service.app:create_app()"]
-
-
-def start_gunicorn(workdir: Path, redis_url: str | None, workers: int = 2,
-                   extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
-    """gunicorn with deploy/gunicorn.conf.py on a free port, waited for until
-    /healthz answers; ``redis_url`` None runs it on the embedded store.
-    Returns (process, base URL); stop it with :func:`stop_process`."""
-    import requests
-
-    conf = ROOT / "deploy" / "gunicorn.conf.py"
-    if not conf.exists():
-        pytest.fail(f"{conf} is missing", pytrace=False)
-    port = free_port()
-    env = dict(os.environ, HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY=str(workers), PYTHONUNBUFFERED="1",
-               **(extra_env or {}))
-    env.pop("REDIS_URL", None)
-    if redis_url:
-        env["REDIS_URL"] = redis_url
-    log = workdir / "gunicorn.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(gunicorn_command(conf, workdir), cwd=ROOT, env=env, stdout=out,
-                                stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            if requests.get(base + "/healthz", timeout=1).status_code == 200:
-                return proc, base
-        except requests.RequestException:
-            pass
-        time.sleep(0.1)
-    stop_process(proc, timeout=20)
-    pytest.fail(f"gunicorn did not answer /healthz on {base}:\n{_tail(log)}", pytrace=False)
 
 
 @pytest.fixture(scope="session")
