@@ -166,6 +166,10 @@ def decks_option() -> Option:
                               "shuffled from the seed; not together with deck")
 
 
+_TYPE_WORDS = {INT: "an integer", BOOL: "true or false", STRING: "a string", DECK: "a list of card ids",
+               DECKS: "a list of decks", PERMUTATION: "a list of token ids"}
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -207,6 +211,9 @@ def validate_options(game: "Game", players: int, options: Any) -> dict[str, Any]
         name = opt.name
         value = options.get(name)
         if value is None:
+            if name in options and opt.default is not None:
+                raise InvalidOptions(f"options.{name} must be {_TYPE_WORDS[opt.type]}, not null "
+                                     "(leave it out for the default)")
             resolved[name] = opt.default_for(players)
             continue
         if opt.type == INT:
