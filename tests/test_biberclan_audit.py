@@ -22,6 +22,7 @@ import pytest
 
 from engine.biberclan import BiberClan
 from engine.core import ADMIN_VIEWER, SPECTATOR_VIEWER, FINISHED, IllegalMove, seat_viewer, seeded_shuffle
+from tests.test_biberclan_rules import W1_VIEW
 
 GAME = BiberClan()
 NAMES = ["ana", "bo", "cy", "dee", "eve", "fay"]
@@ -469,14 +470,7 @@ def test_w1_view_json_example_bc_7_bc_4_4_bc_5_5():
     state, _ = go(state, type="replace", target=0, slot="b1", face="up")
     assert legal_now(state) == [{"type": "stash", "slot": s, "face": f} for s in ("b1", "b2") for f in ("up", "down")]
     view = GAME.view(state, seat_viewer(1))
-    expected = orjson.loads("""
-{"phase":"stash","to_act":[1],"scores":[0,0],
- "players":[{"seat":0,"name":"ana","cards":2,"face_up":2,"castle":{"b0":{"face":"up","card":"5","protected":false},
-   "b1":{"face":"up","card":"7","protected":false},"b2":null,"t0":null,"t1":null}},
-  {"seat":1,"name":"bo","cards":1,"face_up":0,"castle":{"b0":{"face":"down","card":null,"known":"9","protected":false},
-   "b1":null,"b2":null,"t0":null,"t1":null}}],
- "board":{"draw_count":62,"discard":[],"box":[],"start_seat":0,"turn_seat":1,"turns":3,"max_turns":200,"finisher":null,
-  "final_turns":[],"held":{"seat":1,"kind":"removed","card":"3","from":{"target":0,"slot":"b1"}},"round_scores":[],"last_round":null}}""")
+    expected = W1_VIEW
     assert {k: view[k] for k in expected} == expected
     state, _ = go(state, type="stash", slot="b1", face="down")
     assert GAME.view(state, seat_viewer(0))["players"][1]["castle"]["b1"] == \

@@ -26,6 +26,7 @@ from engine.core import (
     ADMIN_VIEWER, SPECTATOR_VIEWER, IllegalMove, clone, reshuffle_key, seat_viewer, seeded_shuffle,
 )
 from engine.thirteen_beavers import ThirteenBeavers
+from tests.test_thirteen_beavers_rules import put as at
 
 G = ThirteenBeavers()
 DECK = [str(v) for v in range(1, 14) for _ in range(4)]
@@ -428,17 +429,6 @@ def new(*prefix, n=2, board="standard", **options):
     state, events, _ = G.create([f"s{i}" for i in range(n)], 11, {"deck": stacked(*prefix), "board": board,
                                                                    **options})
     return state
-
-
-def at(state, seat, beaver, dam=None, **turn):
-    """Place a seat (test-only); the active seat's turn-start dam follows (TB-4.1)."""
-    s = clone(state)
-    s["beaver"][seat] = beaver
-    s["dam"][seat] = beaver if dam is None else dam
-    if seat == s["active"]:
-        s["turn_dam"] = s["dam"][seat]
-    s.update(turn)
-    return s
 
 
 def hand(state, seat, *fish):
