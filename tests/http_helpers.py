@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
@@ -241,6 +242,26 @@ def race(clients: list["Api"], match_id: str, token: str, moves: list[dict[str, 
     for t in threads:
         t.join(timeout)
     return results
+
+
+def long_poll_across(waiter: "Api", match_id: str, token: str | None, after: int,
+                     act: Callable[[], None], wait: float = 20) -> tuple["Resp", float]:
+    """Long-poll events through ``waiter`` in a thread, run ``act`` while it
+    waits; the poll's response and how long it waited (seconds)."""
+    out: dict[str, Any] = {}
+
+    def poll() -> None:
+        started = time.monotonic()
+        out["r"] = waiter.events(match_id, token, after=after, wait=wait)
+        out["elapsed"] = time.monotonic() - started
+
+    thread = threading.Thread(target=poll)
+    thread.start()
+    time.sleep(0.5)
+    act()
+    thread.join(wait + 10)
+    assert not thread.is_alive(), "the long-poll did not return"
+    return out["r"], out["elapsed"]
 
 
 def events_of(body: Any) -> list[dict[str, Any]]:

@@ -2,13 +2,12 @@
 `wait`.  Both stores."""
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
 
 from tests.conftest import flask_api
-from tests.http_helpers import (W1_MOVES, Api, Match, assert_problem, events_of, stack)
+from tests.http_helpers import W1_MOVES, Api, Match, assert_problem, events_of, long_poll_across, stack
 
 PEEK_DECK = stack("3 7 0 9 5 2 8 4 1 peek".split())  # s0 [3,0,5,8], s1 [7,9,2,4]; s0 draws peek
 
@@ -168,24 +167,14 @@ def test_events_wait_returns_at_once_when_events_exist(api: Api, w1: Match):
 def test_events_long_poll_wakes_on_move(app, api: Api, w1: Match):
     """A waiting reader returns early when a move lands from another thread,
     with that move's events, redacted for the reader."""
-    other = flask_api(app)
-    out: dict = {}
+    def move() -> None:
+        r = api.move(w1.id, w1.token(0), {"type": "draw"}, 0)  # seat 0 draws D[9] = "6"
+        assert r.status == 200, r
 
-    def poll():
-        t0 = time.monotonic()
-        out["r"] = other.events(w1.id, w1.token(1), after=0, wait=20)
-        out["elapsed"] = time.monotonic() - t0
-
-    th = threading.Thread(target=poll)
-    th.start()
-    time.sleep(0.5)
-    r = api.move(w1.id, w1.token(0), {"type": "draw"}, 0)  # seat 0 draws D[9] = "6"
-    assert r.status == 200, r
-    th.join(30)
-    assert not th.is_alive()
-    assert out["r"].status == 200, out["r"]
-    evs = events_of(out["r"].json)
+    polled, elapsed = long_poll_across(flask_api(app), w1.id, w1.token(1), 0, move)
+    assert polled.status == 200, polled
+    evs = events_of(polled.json)
     assert evs and all(e["version"] == 1 for e in evs)
     drew = next(e for e in evs if e["type"] == "drew")
     assert drew["seat"] == 0 and drew["card"] is None  # seat 1 must not see seat 0's card
-    assert out["elapsed"] < 10, out["elapsed"]
+    assert elapsed < 10, elapsed

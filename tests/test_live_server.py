@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import requests_api
 from tests.http_helpers import (W1_OPTIONS, Api, Match, assert_problem, comparable, events_of, play_random,
-                                race, replay_record, strip_label)
+                                long_poll_across, race, replay_record, strip_label)
 
 pytestmark = pytest.mark.live
 
@@ -158,23 +158,16 @@ def test_live_idempotent_retries(live_server: str, live_api: Api):
 def test_live_long_poll(live_server: str, live_api: Api):
     m = live_api.create(["a", "b"], seed=3, options=W1_OPTIONS)
     waiter = requests_api(live_server)
-    out: dict = {}
 
-    def poll() -> None:
-        t0 = time.monotonic()
-        out["r"] = waiter.events(m.id, m.token(1), after=0, wait=20)
-        out["elapsed"] = time.monotonic() - t0
+    def move() -> None:
+        assert live_api.move(m.id, m.token(0), {"type": "draw"}, 0).status == 200
 
-    th = threading.Thread(target=poll)
-    th.start()
-    time.sleep(0.5)
-    assert live_api.move(m.id, m.token(0), {"type": "draw"}, 0).status == 200
-    th.join(30)
-    assert out["r"].status == 200, out["r"]
-    evs = events_of(out["r"].json)
+    polled, elapsed = long_poll_across(waiter, m.id, m.token(1), 0, move)
+    assert polled.status == 200, polled
+    evs = events_of(polled.json)
     assert evs and {e["version"] for e in evs} == {1}
     assert next(e for e in evs if e["type"] == "drew")["card"] is None  # BB-5.7 for seat 1
-    assert out["elapsed"] < 10, out["elapsed"]
+    assert elapsed < 10, elapsed
     # nothing new: returns empty after the wait
     t0 = time.monotonic()
     r = waiter.events(m.id, None, after=1, wait=1)

@@ -26,7 +26,7 @@ from engine.core import (
     ADMIN_VIEWER, SPECTATOR_VIEWER, IllegalMove, clone, reshuffle_key, seat_viewer, seeded_shuffle,
 )
 from engine.thirteen_beavers import ThirteenBeavers
-from tests.test_thirteen_beavers_rules import put as at
+from tests.test_thirteen_beavers_rules import mv as m, put as at, run as go
 
 G = ThirteenBeavers()
 DECK = [str(v) for v in range(1, 14) for _ in range(4)]
@@ -443,26 +443,6 @@ def open_cave(state):
     s = clone(state)
     s["wolf_out"], s["cave"] = s["wolf_out"] + s["cave"], []
     return s
-
-
-G_ = {"h": {"type": "guess", "dir": "higher"}, "l": {"type": "guess", "dir": "lower"},
-      "hv": {"type": "guess", "dir": "higher", "vision": True},
-      "lv": {"type": "guess", "dir": "lower", "vision": True},
-      "rh": {"type": "rapids", "dir": "higher"}, "rl": {"type": "rapids", "dir": "lower"},
-      "rhv": {"type": "rapids", "dir": "higher", "vision": True},
-      "dam": {"type": "dam"}, "turbo": {"type": "use_turbo"}}
-
-
-def m(code):
-    return {"type": "avenue", "value": code[1:]} if code[0] == "a" else dict(G_[code])
-
-
-def go(state, *codes):
-    events = []
-    for code in codes:
-        state, ev = G.play(state, G.to_act(state)[0], m(code))
-        events += ev
-    return state, events
 
 
 def kinds(events):
