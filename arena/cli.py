@@ -1,0 +1,170 @@
+"""``lodge-arena``: tournaments, single matches and replays against a Lodge
+server (default: the local ``make run`` at http://127.0.0.1:8000).
+
+  lodge-arena tournament biberbande --bot random --bot heuristic --matches 200 --duplicate
+  lodge-arena play mein-lieber-biber --bot ana=heuristic --bot bo=random
+  lodge-arena replay arena-results/biberbande-…/records/match-00007.json
+
+Bots: ``NAME=random``, ``NAME=heuristic`` or ``NAME=cmd:"python mybot.py"``
+(see :mod:`arena.entrants`); a bare kind is named after itself.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+import orjson
+
+from . import results, tournament
+from .client import DEFAULT_URL, LodgeClient, LodgeError, Unreachable
+from .entrants import Entrant
+from .referee import MatchPlan, Referee
+from .replay import replay
+from .show import LEGEND, event_line, view_lines
+
+DEFAULT_BOTS = ["random", "heuristic"]
+
+
+def _options(text: str) -> dict:
+    try:
+        options = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"--options must be a JSON object: {exc}") from exc
+    if not isinstance(options, dict):
+        raise argparse.ArgumentTypeError("--options must be a JSON object")
+    return options
+
+
+def _entrant(text: str) -> Entrant:
+    try:
+        return Entrant.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _timeout(text: str) -> float | None:
+    seconds = float(text)
+    return None if seconds <= 0 else seconds
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="lodge-arena", description=__doc__.split("\n\n")[0],
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = top.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--url", default=DEFAULT_URL, help=f"Lodge server (default {DEFAULT_URL}, `make run`)")
+        p.add_argument("--bot", dest="bots", action="append", type=_entrant, metavar="NAME=KIND",
+                       help="an entrant: NAME=random, NAME=heuristic or NAME=cmd:\"program args\" "
+                            "(repeat; default: random and heuristic)")
+        p.add_argument("--seed", type=int, default=0, help="seed of every deal and bot (default 0)")
+        p.add_argument("--options", type=_options, default={}, help="game options as a JSON object")
+        p.add_argument("--move-timeout", type=_timeout, default=10.0, metavar="SECONDS",
+                       help="a bot slower than this gets the first legal move played for it "
+                            "through the admin token (default 10; 0 = wait forever)")
+
+    t = sub.add_parser("tournament", help="many matches: standings, ratings, JSON/CSV and a chart")
+    t.add_argument("game")
+    common(t)
+    t.add_argument("--matches", type=int, default=100, help="number of matches (default 100)")
+    t.add_argument("--seats", type=int, help="seats per match (default: number of bots, up to the game's maximum)")
+    t.add_argument("--parallel", type=int, default=2, help="matches played at once (default 2)")
+    t.add_argument("--duplicate", action="store_true",
+                   help="play every deal once per seat rotation so luck cancels out")
+    t.add_argument("--out", type=Path, help="results folder (default arena-results/<game>-<time>)")
+    t.add_argument("--keep-matches", action="store_true", help="leave the matches on the server")
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    p = sub.add_parser("play", help="one match, printing the public view turn by turn")
+    p.add_argument("game")
+    common(p)
+    p.add_argument("--delay", type=float, default=0.0, help="seconds to pause after each move")
+
+    r = sub.add_parser("replay", help="replay kept match records and check their results")
+    r.add_argument("records", nargs="+", type=Path)
+    r.add_argument("--url", default=DEFAULT_URL)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.command != "replay" and not args.bots:
+        args.bots = [Entrant.parse(kind) for kind in DEFAULT_BOTS]
+    try:
+        return {"tournament": cmd_tournament, "play": cmd_play, "replay": cmd_replay}[args.command](args)
+    except Unreachable:
+        print(f"lodge-arena: no Lodge server answers at {args.url}; start one with `make run`", file=sys.stderr)
+        return 1
+    except (ValueError, LodgeError) as exc:
+        print(f"lodge-arena: {exc}", file=sys.stderr)
+        return 2
+
+
+def cmd_tournament(args: argparse.Namespace) -> int:
+    with LodgeClient(args.url) as client:
+        entry = client.game(args.game)
+    seats = args.seats or min(len(args.bots), entry["max_players"])
+    out = args.out or Path("arena-results") / f"{args.game}-{time.strftime('%Y%m%d-%H%M%S')}"
+    config = tournament.TournamentConfig(
+        game=args.game, entrants=args.bots, matches=args.matches, seats=seats, seed=args.seed,
+        parallel=args.parallel, duplicate=args.duplicate, move_timeout=args.move_timeout,
+        options=args.options, url=args.url, keep_matches=args.keep_matches)
+    run = tournament.run(config, out_dir=out, progress=not args.quiet)
+    rows = results.standings(run)
+    paths = results.write(run, rows, out)
+    print(f"{args.game}: {len(run.outcomes)} matches in {run.seconds:.1f} s "
+          f"({run.matches_per_minute:.1f} matches/min), {seats} seats"
+          + (", duplicate" if args.duplicate else ""))
+    print(results.table(rows))
+    print("written: " + ", ".join(str(p) for p in paths.values()) + f", {out / 'records'}/")
+    return 0
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    with LodgeClient(args.url) as client:
+        entry = client.game(args.game)
+        lineup = args.bots[:entry["max_players"]]
+        seen = {"version": -1}
+        print(LEGEND)
+
+        def show(match_id: str, version: int) -> None:
+            view = client.view(match_id)  # no token: the spectator's view
+            names = [p["name"] for p in view["players"]]
+            for event in client.events(match_id, after=seen["version"]).events:
+                print(event_line(event, names))
+            seen["version"] = view["version"]
+            print("\n".join(view_lines(view)), flush=True)
+            if args.delay:
+                time.sleep(args.delay)
+
+        referee = Referee(client, args.game, options=args.options, move_timeout=args.move_timeout,
+                          observer=show)
+        outcome = referee.play(MatchPlan(index=0, deal=0, seed=args.seed, lineup=lineup,
+                                         bot_seeds=[tournament.derive_seed(args.seed, "bot", 0, s)
+                                                    for s in range(len(lineup))]))
+    print(f"\n{args.game} match {outcome.match_id}: {outcome.moves} moves")
+    for s in sorted(outcome.seats, key=lambda s: s.place):
+        print(f"  {s.place}. {s.entrant} (seat {s.seat}) score {s.score}"
+              + (f", {s.timeouts} timeouts" if s.timeouts else "") + (f", {s.crashes} crashes" if s.crashes else ""))
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    failed = 0
+    with LodgeClient(args.url) as client:
+        for path in args.records:
+            kept = orjson.loads(path.read_bytes())
+            record = kept.get("record", kept)  # a tournament's file or a bare GET record
+            again = replay(client, record)
+            same = again == record["result"]
+            failed += not same
+            print(f"{path}: {'same result' if same else 'DIFFERENT result'} "
+                  f"(winners {again['winners']}, scores {again['scores']})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

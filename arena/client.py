@@ -1,0 +1,332 @@
+"""A small typed client of the Lodge HTTP contract (``../shared/spec/api.md``).
+
+Built only on the public contract, so it doubles as the proof that the
+contract is enough to play::
+
+    with LodgeClient("http://127.0.0.1:8000") as lodge:
+        match = lodge.create("biberbande", ["ana", "bo"], seed=42)
+        legal = lodge.legal_moves(match.match_id, match.token(0))
+        lodge.move(match.match_id, match.token(0), legal.moves[0], version=legal.version)
+
+Every error response becomes a :class:`LodgeError` subclass carrying the
+problem+json ``code`` (see :data:`ERRORS`).  A 503 ``store_unavailable`` and a
+refused or dropped connection are retried (honouring ``Retry-After``); every
+move carries an ``Idempotency-Key`` (one per call unless given), so a retried
+move is never applied twice.
+"""
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+
+DEFAULT_URL = "http://127.0.0.1:8000"  # where `make run` serves
+JSON = dict[str, Any]
+
+
+# --------------------------------------------------------------------------
+# Errors: one class per contract code.
+# --------------------------------------------------------------------------
+class LodgeError(Exception):
+    """An error response.  ``code`` is the contract's stable error code,
+    ``detail`` the server's sentence, ``problem`` the whole problem+json body."""
+
+    code = "unexpected_response"
+
+    def __init__(self, status: int, problem: JSON):
+        self.status = status
+        self.problem = problem
+        self.code = problem.get("code", type(self).code)
+        self.detail = problem.get("detail") or problem.get("title") or f"HTTP {status}"
+        super().__init__(f"{status} {self.code}: {self.detail}")
+
+
+class InvalidRequest(LodgeError):
+    """400: body not JSON or against the schema; field errors in ``errors``."""
+    code = "invalid_request"
+
+    @property
+    def errors(self) -> Any:
+        return self.problem.get("errors")
+
+
+class Unauthenticated(LodgeError):
+    """401: token missing or unknown where one is required."""
+    code = "unauthenticated"
+
+
+class Forbidden(LodgeError):
+    """403: valid token, not allowed (another match, another seat, not admin)."""
+    code = "forbidden"
+
+
+class NotFound(LodgeError):
+    """404."""
+    code = "not_found"
+
+
+class MatchNotFound(NotFound):
+    code = "match_not_found"
+
+
+class GameNotFound(NotFound):
+    code = "game_not_found"
+
+
+class Conflict(LodgeError):
+    """409: the move came at the wrong time; nothing changed."""
+    code = "conflict"
+
+
+class VersionConflict(Conflict):
+    """409: the ``version`` sent is stale; ``current_version`` says the current one."""
+    code = "version_conflict"
+
+    @property
+    def current_version(self) -> int | None:
+        return self.problem.get("current_version")
+
+
+class NotYourTurn(Conflict):
+    code = "not_your_turn"
+
+
+class MatchFinished(Conflict):
+    code = "match_finished"
+
+
+class PayloadTooLarge(LodgeError):
+    code = "payload_too_large"
+
+
+class Unprocessable(LodgeError):
+    """422."""
+    code = "unprocessable"
+
+
+class IllegalMove(Unprocessable):
+    """422: a well-formed move the rules forbid; ``detail`` says why."""
+    code = "illegal_move"
+
+
+class InvalidOptions(Unprocessable):
+    code = "invalid_options"
+
+
+class StoreUnavailable(LodgeError):
+    """503: the server's store is unreachable; nothing was written."""
+    code = "store_unavailable"
+
+    @property
+    def retry_after(self) -> float | None:
+        value = self.problem.get("retry_after")
+        return float(value) if value is not None else None
+
+
+class Unreachable(LodgeError):
+    """No HTTP response at all (connection refused or dropped, timeout)."""
+    code = "unreachable"
+
+
+#: problem+json ``code`` -> exception class.
+ERRORS: dict[str, type[LodgeError]] = {cls.code: cls for cls in (
+    InvalidRequest, Unauthenticated, Forbidden, NotFound, MatchNotFound, GameNotFound,
+    VersionConflict, NotYourTurn, MatchFinished, PayloadTooLarge, IllegalMove, InvalidOptions,
+    StoreUnavailable)}
+#: Fallback by status when a body has an unknown code (or is not problem+json).
+_BY_STATUS: dict[int, type[LodgeError]] = {400: InvalidRequest, 401: Unauthenticated, 403: Forbidden,
+                                           404: NotFound, 409: Conflict, 413: PayloadTooLarge,
+                                           422: Unprocessable, 503: StoreUnavailable}
+
+
+def error_for(response: requests.Response) -> LodgeError:
+    """The exception for an error response."""
+    try:
+        problem = response.json()
+    except ValueError:
+        problem = {}
+    if not isinstance(problem, dict):
+        problem = {}
+    if response.status_code == 503 and "Retry-After" in response.headers:
+        problem = {**problem, "retry_after": response.headers["Retry-After"]}
+    cls = ERRORS.get(problem.get("code"), _BY_STATUS.get(response.status_code, LodgeError))
+    return cls(response.status_code, problem)
+
+
+# --------------------------------------------------------------------------
+# Responses.
+# --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Seat:
+    seat: int
+    name: str
+    token: str
+
+
+@dataclass(frozen=True)
+class CreatedMatch:
+    """201 of ``POST /v1/matches``: ids, tokens and the spectator view."""
+    match_id: str
+    game: str
+    version: int
+    seed: int
+    seats: list[Seat]
+    admin_token: str
+    state: JSON
+
+    def token(self, seat: int) -> str:
+        return self.seats[seat].token
+
+
+@dataclass(frozen=True)
+class LegalMoves:
+    version: int
+    seat: int
+    moves: list[JSON]
+
+
+@dataclass(frozen=True)
+class Events:
+    """Events after the asked version, and the match's current version."""
+    version: int
+    events: list[JSON]
+
+
+@dataclass(frozen=True)
+class MoveResult:
+    """200 of a move: the new version, its events and the caller's view."""
+    version: int
+    events: list[JSON]
+    state: JSON
+
+
+# --------------------------------------------------------------------------
+# The client.
+# --------------------------------------------------------------------------
+class LodgeClient:
+    """One client per thread (it keeps a pooled ``requests.Session``).
+
+    ``retries``: how many times a 503 or a connection failure is retried;
+    the wait is ``Retry-After`` when the server sends one, else ``backoff``
+    doubling, capped at ``max_wait`` seconds.
+    """
+
+    def __init__(self, url: str = DEFAULT_URL, *, timeout: float = 10.0, retries: int = 5,
+                 backoff: float = 0.1, max_wait: float = 5.0):
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.max_wait = max_wait
+        self.session = requests.Session()
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self) -> "LodgeClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- transport ------------------------------------------------------
+    def _request(self, method: str, path: str, *, token: str | None = None, params: JSON | None = None,
+                 body: Any = None, headers: dict[str, str] | None = None,
+                 timeout: float | None = None) -> requests.Response:
+        headers = dict(headers or {})
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        wait = self.backoff
+        for attempt in range(self.retries + 1):
+            last = attempt == self.retries
+            try:
+                response = self.session.request(method, self.url + path, params=params, json=body,
+                                                headers=headers, timeout=timeout or self.timeout)
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                if last:
+                    raise Unreachable(0, {"detail": f"{method} {path}: {exc}"}) from exc
+            else:
+                if response.status_code < 400:
+                    return response
+                error = error_for(response)
+                if not isinstance(error, StoreUnavailable) or last:
+                    raise error
+                if error.retry_after is not None:
+                    wait = error.retry_after
+            time.sleep(min(wait, self.max_wait))
+            wait *= 2
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _json(self, method: str, path: str, **kw: Any) -> Any:
+        return self._request(method, path, **kw).json()
+
+    # --- catalogue and health -------------------------------------------
+    def healthy(self) -> bool:
+        """True when the server answers ``/readyz`` (store reachable)."""
+        try:
+            return self.session.get(self.url + "/readyz", timeout=self.timeout).status_code == 200
+        except requests.RequestException:
+            return False
+
+    def games(self) -> list[JSON]:
+        return self._json("GET", "/v1/games")["games"]
+
+    def game(self, game: str) -> JSON:
+        return self._json("GET", f"/v1/games/{game}")
+
+    # --- matches --------------------------------------------------------
+    def create(self, game: str, players: list[str] | int, *, seed: int | None = None,
+               options: JSON | None = None) -> CreatedMatch:
+        body: JSON = {"game": game, "players": players}
+        if seed is not None:
+            body["seed"] = seed
+        if options:
+            body["options"] = options
+        data = self._json("POST", "/v1/matches", body=body)
+        return CreatedMatch(match_id=data["match_id"], game=data["game"], version=data["version"],
+                            seed=data["seed"], seats=[Seat(**s) for s in data["seats"]],
+                            admin_token=data["admin_token"], state=data["state"])
+
+    def view(self, match_id: str, token: str | None = None) -> JSON:
+        """The caller's view: spectator without a token, else seat or admin."""
+        return self._json("GET", f"/v1/matches/{match_id}", token=token)
+
+    def legal_moves(self, match_id: str, token: str, *, seat: int | None = None) -> LegalMoves:
+        """Every legal move of the token's seat (the admin names ``seat``)."""
+        params = {"seat": seat} if seat is not None else None
+        data = self._json("GET", f"/v1/matches/{match_id}/legal-moves", token=token, params=params)
+        return LegalMoves(version=data["version"], seat=data["seat"], moves=data["moves"])
+
+    def move(self, match_id: str, token: str, move: JSON, *, version: int | None = None,
+             seat: int | None = None, idempotency_key: str | None = None) -> MoveResult:
+        """Apply one move.  With ``version`` a stale view gets
+        :class:`VersionConflict` and nothing changes."""
+        body: JSON = {"move": move}
+        if version is not None:
+            body["version"] = version
+        params = {"seat": seat} if seat is not None else None
+        headers = {"Idempotency-Key": idempotency_key or uuid.uuid4().hex}
+        data = self._json("POST", f"/v1/matches/{match_id}/moves", token=token, params=params,
+                          body=body, headers=headers)
+        return MoveResult(version=data["version"], events=data["events"], state=data["state"])
+
+    def events(self, match_id: str, token: str | None = None, *, after: int = -1,
+               wait: float = 0) -> Events:
+        """Events with version > ``after``; ``wait`` > 0 long-polls up to that
+        many seconds (max 60) for one to exist."""
+        params: JSON = {"after": after}
+        if wait:
+            params["wait"] = wait
+        data = self._json("GET", f"/v1/matches/{match_id}/events", token=token, params=params,
+                          timeout=self.timeout + wait)
+        return Events(version=data["version"], events=data["events"])
+
+    def record(self, match_id: str, token: str | None = None) -> JSON:
+        """The full record: the admin any time, anyone once finished."""
+        return self._json("GET", f"/v1/matches/{match_id}/record", token=token)
+
+    def delete(self, match_id: str, token: str) -> None:
+        self._request("DELETE", f"/v1/matches/{match_id}", token=token)
