@@ -8,12 +8,13 @@ The referee creates the match, seats the entrants and walks it to the end:
 - an external bot plays on its own; the referee long-polls the match's events
   with the admin token until the version moves on.
 
-A bot that has not moved ``move_timeout`` seconds after its turn began (an
-external bot gets :data:`STARTUP_GRACE` more on its first turn) gets
+A bot that has not moved ``move_timeout`` seconds after its turn began gets
 the *default move* (the first move GET legal-moves lists) played for it
 through the admin token, and a timeout counted.  A built-in bot that raises
 or answers a move the server refuses, and an external bot that exits before
 the match is over, count a crash; their seat then gets default moves at once.
+External bots start with the match, so their first turn's time includes
+their start-up.
 The match's record is fetched at the end, so every match can be replayed.
 """
 from __future__ import annotations
@@ -33,8 +34,6 @@ from .entrants import Entrant, start_external, stop_external
 #: Longest single long-poll while waiting for an external bot, so that a bot
 #: that exits is noticed within this many seconds.
 POLL_SECONDS = 1.0
-#: Extra time an external bot gets on its first turn, to start up.
-STARTUP_GRACE = 5.0
 
 Observer = Callable[[str, int], None]
 
@@ -99,7 +98,6 @@ class _Seat:
     timeouts: int = 0
     crashes: int = 0
     gone: bool = False  # crashed: default moves from now on
-    started: bool = False  # an external bot's first turn has begun
 
 
 class Referee:
@@ -209,9 +207,7 @@ class Referee:
     def _await_external(self, match_id: str, admin: str, s: int, seat: _Seat, version: int) -> JSON:
         """Wait for an external bot's move; default move on timeout or exit."""
         assert seat.process is not None
-        grace = 0.0 if seat.started else STARTUP_GRACE
-        seat.started = True
-        deadline = time.monotonic() + grace + (self.move_timeout if self.move_timeout is not None else math.inf)
+        deadline = time.monotonic() + (self.move_timeout if self.move_timeout is not None else math.inf)
         while True:
             exited = seat.process.poll() is not None  # read before the version, so a last move counts
             remaining = deadline - time.monotonic()

@@ -1,7 +1,9 @@
-"""An external bot that always thinks too long: before each move it sleeps
-SECONDS (argv[1]), then posts the first legal move with the version it saw,
-which the referee's default move has made stale by then (409, ignored).
-Used to test ``--move-timeout``; standard library only."""
+"""An external bot that thinks too long: its first decision is immediate, the
+next TIMES (argv[2], default 2) each sleep SECONDS (argv[1]) before posting
+the first legal move with the version seen before sleeping, which the
+referee's default move has made stale by then (409, ignored); later
+decisions are immediate again.  Used to test ``--move-timeout``; standard
+library only, like any external bot."""
 import json
 import os
 import sys
@@ -9,8 +11,10 @@ import time
 import urllib.error
 import urllib.request
 
-URL, MATCH, SEAT, TOKEN = (os.environ[k] for k in ("LODGE_URL", "LODGE_MATCH_ID", "LODGE_SEAT", "LODGE_TOKEN"))
+URL, MATCH, TOKEN = os.environ["LODGE_URL"], os.environ["LODGE_MATCH_ID"], os.environ["LODGE_TOKEN"]
+SEAT = int(os.environ["LODGE_SEAT"])
 SLEEP = float(sys.argv[1])
+TIMES = int(sys.argv[2]) if len(sys.argv) > 2 else 2
 
 
 def call(method, path, body=None):
@@ -24,13 +28,16 @@ def call(method, path, body=None):
         return error.code, json.load(error)
 
 
+decisions = 0
 while True:
     _, view = call("GET", "")
     if view["status"] == "finished":
         break
-    if int(SEAT) in view["to_act"]:
+    if SEAT in view["to_act"]:
         _, legal = call("GET", "/legal-moves")
-        time.sleep(SLEEP)
+        if 1 <= decisions <= TIMES:
+            time.sleep(SLEEP)
+        decisions += 1
         status, _ = call("POST", "/moves", {"move": legal["moves"][0], "version": legal["version"]})
         assert status in (200, 409), status
     else:
