@@ -7,7 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 export HOST PORT
 
-.PHONY: install run test test-fast openapi bench redis-server clean
+.PHONY: install run test test-fast openapi bench bench-arena redis-server clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ openapi: $(STAMP)
 ## Engine and HTTP benchmarks (not part of the tests).
 bench: $(STAMP) redis-server
 	$(BIN)/python -m bench
+
+## Arena throughput (random bots) and each heuristic bot's margin over random.
+bench-arena: $(STAMP) redis-server
+	$(BIN)/python -m bench.arena
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,128 @@
+"""The arena's pieces that need no server: entrant specs, the schedule
+(duplicate rotations, seeds), places, the Wilson interval, ratings and the
+text view of ``lodge-arena play``."""
+from __future__ import annotations
+
+import pytest
+
+from arena import results
+from arena.bots import RandomBot, bot_class, make_bot
+from arena.entrants import Entrant
+from arena.referee import MatchOutcome, SeatOutcome, places
+from arena.show import event_line, value, view_lines
+from arena.tournament import TournamentConfig, TournamentRun, check, derive_seed, schedule
+
+
+def bots(*specs: str) -> list[Entrant]:
+    return [Entrant.parse(s) for s in specs]
+
+
+def test_entrant_specs():
+    assert Entrant.parse("random") == Entrant("random", "random")
+    assert Entrant.parse("ana=heuristic") == Entrant("ana", "heuristic")
+    ext = Entrant.parse('me=cmd:python my bot.py --fast')
+    assert ext.external and ext.command == "python my bot.py --fast"
+    for bad in ("=random", "a=grandmaster", "a=cmd:", 'a=cmd:python "unclosed'):
+        with pytest.raises(ValueError):
+            Entrant.parse(bad)
+
+
+def test_bot_kinds():
+    assert bot_class("random", "biberclan") is RandomBot
+    for game in ("biberbande", "biberclan", "mein-lieber-biber", "thirteen-beavers"):
+        bot = make_bot("heuristic", game, 1, 5)
+        assert (bot.game, bot.seat) == (game, 1) and bot.needs_view
+    with pytest.raises(ValueError):
+        bot_class("heuristic", "chess")
+
+
+def config(entrants: list[Entrant], **kw) -> TournamentConfig:
+    return TournamentConfig(game="biberbande", entrants=entrants, **{"matches": 6, "seats": 3, "seed": 4, **kw})
+
+
+def test_duplicate_schedule_rotates_every_deal_through_every_seat():
+    plans = schedule(config(bots("a=random", "b=random", "c=heuristic"), matches=7, duplicate=True))
+    assert len(plans) == 9  # rounded up to whole deals of 3
+    assert [p.index for p in plans] == list(range(9))
+    for deal in range(3):
+        same = [p for p in plans if p.deal == deal]
+        assert len(same) == 3 and len({p.seed for p in same}) == 1
+        for seat in range(3):
+            assert sorted(p.lineup[seat].name for p in same) == ["a", "b", "c"]
+    assert len({p.seed for p in plans}) == 3
+    assert len({s for p in plans for s in p.bot_seeds}) == 27
+
+
+def test_schedule_is_reproducible_and_samples_lineups():
+    entrants = bots("a=random", "b=random", "c=random", "d=random", "e=random")
+    first = schedule(config(entrants, matches=20, seats=2))
+    assert first == schedule(config(entrants, matches=20, seats=2))
+    assert first != schedule(config(entrants, matches=20, seats=2, seed=5))
+    assert all(len({e.name for e in p.lineup}) == 2 for p in first)
+    assert len({e.name for p in first for e in p.lineup}) == 5
+    assert 0 <= derive_seed(1, "deal", 0) < 2 ** 63 and derive_seed(1, "deal", 0) == derive_seed(1, "deal", 0)
+
+
+def test_all_entrants_seated_in_rotation_when_they_fill_the_table():
+    plans = schedule(config(bots("a=random", "b=random"), matches=4, seats=2))
+    assert [[e.name for e in p.lineup] for p in plans] == [["a", "b"], ["b", "a"], ["a", "b"], ["b", "a"]]
+    assert len({p.seed for p in plans}) == 4
+
+
+def test_check_refuses_what_cannot_be_played():
+    entry = {"min_players": 2, "max_players": 6}
+    check(config(bots("a=random", "b=random", "c=random")), entry)
+    for bad in (config(bots("a=random", "a=heuristic", "c=random")), config(bots("a=random", "b=random")),
+                config(bots("a=random"), seats=1), config(bots("a=random", "b=random", "c=random"), parallel=0)):
+        with pytest.raises(ValueError):
+            check(bad, entry)
+
+
+def test_places_share_ties_and_skip():
+    assert places([[2], [0, 3], [1]], 4) == [2, 4, 1, 2]
+    assert places([[0, 1, 2]], 3) == [1, 1, 1]
+
+
+def test_wilson_interval():
+    low, high = results.wilson(50, 100)
+    assert low == pytest.approx(0.4038, abs=1e-3) and high == pytest.approx(0.5962, abs=1e-3)
+    assert results.wilson(0, 10)[0] == 0 and results.wilson(10, 10)[1] == 1
+    assert results.wilson(0, 0) == (0.0, 1.0)
+
+
+def outcome(index: int, scores: list[int], names: list[str]) -> MatchOutcome:
+    ranking = sorted(range(len(scores)), key=lambda s: -scores[s])
+    place = places([[s] for s in ranking], len(scores))
+    return MatchOutcome(index=index, deal=index, seed=index, match_id=f"m{index}", moves=1, seconds=0.1,
+                        seats=[SeatOutcome(seat=s, entrant=names[s], score=scores[s], place=place[s],
+                                           winner=place[s] == 1) for s in range(len(scores))],
+                        record={})
+
+
+def test_standings_and_ratings_follow_the_results():
+    entrants = bots("strong=heuristic", "weak=random")
+    names = ["strong", "weak"]
+    outcomes = [outcome(i, [10, 3] if i % 2 == 0 else [3, 10], names if i % 2 == 0 else names[::-1])
+                for i in range(30)]
+    outcomes[-1] = outcome(29, [3, 10], names)  # one upset
+    run = TournamentRun(config(entrants, seats=2, matches=30), outcomes, seconds=6.0)
+    rows = results.standings(run)
+    assert [r.bot for r in rows] == ["strong", "weak"]
+    strong, weak = rows
+    assert (strong.matches, strong.wins, weak.wins) == (30, 29, 1)
+    assert strong.mu > weak.mu and strong.win_low > 0.5 > weak.win_high
+    assert strong.mean_place == pytest.approx(31 / 30) and run.matches_per_minute == pytest.approx(300)
+    text = results.table(rows)
+    assert text.splitlines()[0].startswith("bot") and "96.7%" in text
+
+
+def test_text_view_shows_hidden_cards_as_question_marks():
+    assert value([None, "3", [1, None]]) == "[? 3 [1 ?]]" and value({"a": None}) == "{a=?}"
+    view = {"version": 3, "round": 1, "rounds": 2, "phase": "action", "to_act": [1], "scores": [0, 4],
+            "players": [{"seat": 0, "name": "ana", "display": [None, "5"]}, {"seat": 1, "name": "bo", "display": []}],
+            "board": {"discard": ["7"]}, "result": {"winners": [1], "scores": [0, 4]}}
+    lines = view_lines(view)
+    assert "to act: bo (seat 1)" in lines[0] and "display=[? 5]" in lines[1]
+    assert lines[-1].endswith("winners bo · scores [0 4]")
+    assert event_line({"type": "drew", "seat": 0, "version": 3, "card": None}, ["ana", "bo"]) == \
+        "  · ana (seat 0): drew  card=?"
