@@ -21,6 +21,7 @@ import json
 import os
 import random
 import sys
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -32,15 +33,20 @@ TOKEN = os.environ["LODGE_TOKEN"]
 
 
 def call(method, path, body=None, headers=None):
-    """One request; returns (status, JSON body)."""
+    """One request; returns (status, JSON body).  A 503 (the server's store is
+    briefly unavailable; nothing was written) is retried after Retry-After."""
     request = urllib.request.Request(
         URL + path, method=method, data=None if body is None else json.dumps(body).encode(),
         headers={"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json", **(headers or {})})
-    try:
-        with urllib.request.urlopen(request, timeout=70) as response:
-            return response.status, json.load(response)
-    except urllib.error.HTTPError as error:  # problem+json: {"code": ..., "detail": ...}
-        return error.code, json.load(error)
+    for _attempt in range(10):
+        try:
+            with urllib.request.urlopen(request, timeout=70) as response:
+                return response.status, json.load(response)
+        except urllib.error.HTTPError as error:  # problem+json: {"code": ..., "detail": ...}
+            if error.code != 503:
+                return error.code, json.load(error)
+            time.sleep(float(error.headers.get("Retry-After", 1)))
+    return 503, {"code": "store_unavailable", "detail": "the server's store stayed unavailable"}
 
 
 def choose(view, moves):
