@@ -69,12 +69,15 @@ class MatchOutcome:
     moves: int
     seconds: float
     seats: list[SeatOutcome]
-    record: JSON = field(repr=False)
+    result: JSON
+    #: The full record (GET record); a tournament writes it to disk and drops it.
+    record: JSON | None = field(default=None, repr=False)
 
     def to_json(self) -> JSON:
-        return {"match": self.index, "deal": self.deal, "seed": self.seed, "match_id": self.match_id,
-                "moves": self.moves, "seconds": round(self.seconds, 3),
-                "seats": [vars(s) for s in self.seats], "record": self.record}
+        summary = {"match": self.index, "deal": self.deal, "seed": self.seed, "match_id": self.match_id,
+                   "moves": self.moves, "seconds": round(self.seconds, 3),
+                   "seats": [vars(s) for s in self.seats], "result": self.result}
+        return summary if self.record is None else {**summary, "record": self.record}
 
 
 def places(ranking: list[list[int]], n: int) -> list[int]:
@@ -156,7 +159,7 @@ class Referee:
                                place=place[s], winner=s in result["winners"],
                                timeouts=seat.timeouts, crashes=seat.crashes)
                    for s, seat in enumerate(seats)],
-            record=record)
+            result=result, record=record)
 
     # --- turns ----------------------------------------------------------
     def _observe(self, match_id: str, view: JSON) -> None:

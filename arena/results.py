@@ -118,8 +118,7 @@ def write(run: TournamentRun, rows: list[Standing], out_dir: Path) -> dict[str, 
         "config": run.config.to_json(), "matches": len(run.outcomes), "seconds": round(run.seconds, 3),
         "matches_per_minute": round(run.matches_per_minute, 2),
         "standings": [{**asdict(r), "rating_low": r.rating_low, "rating_high": r.rating_high} for r in rows],
-        "outcomes": [{k: v for k, v in o.to_json().items() if k != "record"} | {"record": f"records/{record_name(o.index)}"}
-                     for o in run.outcomes]}
+        "outcomes": [o.to_json() | {"record": f"records/{record_name(o.index)}"} for o in run.outcomes]}
     paths["json"].write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
     with open(paths["csv"], "w", newline="") as f:
         writer = csv.writer(f)

@@ -12,6 +12,7 @@ Scheduling (all from the tournament seed, so a run can be repeated):
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import random
@@ -112,7 +113,8 @@ class TournamentRun:
 def run(config: TournamentConfig, *, out_dir: Path | None = None, progress: bool = True) -> TournamentRun:
     """Play every scheduled match, ``parallel`` at a time.  With ``out_dir``
     each match's record is written to ``records/`` as soon as it ends, and
-    external bots' output to ``logs/``."""
+    external bots' output to ``logs/``; the outcomes returned hold results,
+    not records, so a run of many thousand matches stays small in memory."""
     with LodgeClient(config.url) as client:
         check(config, client.game(config.game))
     plans = schedule(config)
@@ -139,7 +141,7 @@ def run(config: TournamentConfig, *, out_dir: Path | None = None, progress: bool
         if records is not None:
             (records / record_name(plan.index)).write_bytes(
                 orjson.dumps(outcome.to_json(), option=orjson.OPT_INDENT_2))
-        return outcome
+        return dataclasses.replace(outcome, record=None)  # kept on disk, not in memory
 
     started = time.monotonic()
     outcomes: list[MatchOutcome] = []

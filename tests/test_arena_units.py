@@ -96,7 +96,7 @@ def outcome(index: int, scores: list[int], names: list[str]) -> MatchOutcome:
     return MatchOutcome(index=index, deal=index, seed=index, match_id=f"m{index}", moves=1, seconds=0.1,
                         seats=[SeatOutcome(seat=s, entrant=names[s], score=scores[s], place=place[s],
                                            winner=place[s] == 1) for s in range(len(scores))],
-                        record={})
+                        result={"scores": scores, "ranking": [[s] for s in ranking], "winners": [ranking[0]]})
 
 
 def test_standings_and_ratings_follow_the_results():
