@@ -1,12 +1,8 @@
 """``lodge-arena``: tournaments, single matches and replays against a Lodge
-server (default: the local ``make run`` at http://127.0.0.1:8000).
-
-  lodge-arena tournament biberbande --bot random --bot heuristic --matches 200 --duplicate
-  lodge-arena play mein-lieber-biber --bot ana=heuristic --bot bo=random
-  lodge-arena replay arena-results/biberbande-…/records/match-00007.json
-
-Bots: ``NAME=random``, ``NAME=heuristic`` or ``NAME=cmd:"python mybot.py"``
-(see :mod:`arena.entrants`); a bare kind is named after itself.
+server (default: the local ``make run`` at http://127.0.0.1:8000); see
+:data:`EXAMPLES`.  Bots are ``NAME=random``, ``NAME=heuristic`` or
+``NAME=cmd:"python mybot.py"`` (:mod:`arena.entrants`); a bare kind is named
+after itself.
 """
 from __future__ import annotations
 
@@ -26,6 +22,13 @@ from .replay import replay
 from .show import LEGEND, event_line, view_lines
 
 DEFAULT_BOTS = ["random", "heuristic"]
+INTERRUPTED = 130  # the shell's code for Ctrl-C
+GAMES = "biberbande, biberclan, mein-lieber-biber or thirteen-beavers"
+EXAMPLES = """examples (with `make run` serving):
+  lodge-arena tournament biberbande --bot random --bot heuristic --matches 100 --duplicate
+  lodge-arena tournament biberclan --bot h=heuristic --bot mine=cmd:"python mybot.py" --matches 30
+  lodge-arena play mein-lieber-biber --bot ana=heuristic --bot bo=random
+  lodge-arena replay arena-results/biberbande-*/records/match-00007.json"""
 
 
 def _options(text: str) -> dict:
@@ -51,8 +54,10 @@ def _timeout(text: str) -> float | None:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="lodge-arena", description=__doc__.split("\n\n")[0],
-                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    top = argparse.ArgumentParser(
+        prog="lodge-arena", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Tournaments, single matches and replays against a Lodge server.",
+        epilog=EXAMPLES)
     sub = top.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
@@ -67,7 +72,7 @@ def parser() -> argparse.ArgumentParser:
                             "through the admin token (default 10; 0 = wait forever)")
 
     t = sub.add_parser("tournament", help="many matches: standings, ratings, JSON/CSV and a chart")
-    t.add_argument("game")
+    t.add_argument("game", help=GAMES)
     common(t)
     t.add_argument("--matches", type=int, default=100, help="number of matches (default 100)")
     t.add_argument("--seats", type=int, help="seats per match (default: number of bots, up to the game's maximum)")
@@ -79,7 +84,7 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--quiet", action="store_true", help="no progress bar")
 
     p = sub.add_parser("play", help="one match, printing the public view turn by turn")
-    p.add_argument("game")
+    p.add_argument("game", help=GAMES)
     common(p)
     p.add_argument("--delay", type=float, default=0.0, help="seconds to pause after each move")
 
@@ -113,14 +118,19 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         parallel=args.parallel, duplicate=args.duplicate, move_timeout=args.move_timeout,
         options=args.options, url=args.url, keep_matches=args.keep_matches)
     run = tournament.run(config, out_dir=out, progress=not args.quiet)
+    if not run.outcomes:
+        print("lodge-arena: interrupted before any match ended", file=sys.stderr)
+        return INTERRUPTED
     rows = results.standings(run)
     paths = results.write(run, rows, out)
+    if run.interrupted:
+        print(f"interrupted: the results below are the {len(run.outcomes)} matches that ended")
     print(f"{args.game}: {len(run.outcomes)} matches in {run.seconds:.1f} s "
           f"({run.matches_per_minute:.1f} matches/min), {seats} seats"
           + (", duplicate" if args.duplicate else ""))
     print(results.table(rows))
     print("written: " + ", ".join(str(p) for p in paths.values()) + f", {out / 'records'}/")
-    return 0
+    return INTERRUPTED if run.interrupted else 0
 
 
 def cmd_play(args: argparse.Namespace) -> int:

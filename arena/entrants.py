@@ -70,8 +70,9 @@ def start_external(command: str, *, url: str, match_id: str, seat: int, token: s
            "LODGE_TOKEN": token}
     out = open(log, "ab") if log is not None else subprocess.DEVNULL
     try:
+        # its own session: a Ctrl-C meant for the harness does not reach it
         return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT)
+                                stderr=subprocess.STDOUT, start_new_session=True)
     finally:
         if log is not None:
             out.close()

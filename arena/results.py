@@ -115,7 +115,8 @@ def write(run: TournamentRun, rows: list[Standing], out_dir: Path) -> dict[str, 
     paths = {"json": out_dir / "results.json", "csv": out_dir / "results.csv",
              "matches": out_dir / "matches.csv", "chart": out_dir / "ratings.png"}
     summary: JSON = {
-        "config": run.config.to_json(), "matches": len(run.outcomes), "seconds": round(run.seconds, 3),
+        "config": run.config.to_json(), "matches": len(run.outcomes), "interrupted": run.interrupted,
+        "seconds": round(run.seconds, 3),
         "matches_per_minute": round(run.matches_per_minute, 2),
         "standings": [{**asdict(r), "rating_low": r.rating_low, "rating_high": r.rating_high} for r in rows],
         "outcomes": [o.to_json() | {"record": f"records/{record_name(o.index)}"} for o in run.outcomes]}

@@ -104,6 +104,7 @@ class TournamentRun:
     config: TournamentConfig
     outcomes: list[MatchOutcome]
     seconds: float
+    interrupted: bool = False  # Ctrl-C: the outcomes are the matches that ended
 
     @property
     def matches_per_minute(self) -> float:
@@ -144,15 +145,19 @@ def run(config: TournamentConfig, *, out_dir: Path | None = None, progress: bool
         return dataclasses.replace(outcome, record=None)  # kept on disk, not in memory
 
     started = time.monotonic()
-    outcomes: list[MatchOutcome] = []
+    interrupted = False
     try:
         with ThreadPoolExecutor(max_workers=config.parallel, thread_name_prefix="match") as pool, \
                 tqdm(total=len(plans), unit="match", disable=not progress, desc=config.game) as bar:
             futures = [pool.submit(play, plan) for plan in plans]
             try:
                 for future in as_completed(futures):
-                    outcomes.append(future.result())
+                    future.result()  # a failed match stops the tournament
                     bar.update()
+            except KeyboardInterrupt:  # Ctrl-C: finish the matches under way, keep what was played
+                interrupted = True
+                for f in futures:
+                    f.cancel()
             except BaseException:
                 for f in futures:
                     f.cancel()
@@ -160,8 +165,8 @@ def run(config: TournamentConfig, *, out_dir: Path | None = None, progress: bool
     finally:
         for client in clients:
             client.close()
-    outcomes.sort(key=lambda o: o.index)
-    return TournamentRun(config, outcomes, time.monotonic() - started)
+    outcomes = [f.result() for f in futures if f.done() and not f.cancelled() and f.exception() is None]
+    return TournamentRun(config, outcomes, time.monotonic() - started, interrupted)
 
 
 def record_name(index: int) -> str:

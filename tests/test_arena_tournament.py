@@ -6,6 +6,11 @@ replays to the same result.  Also the ``lodge-arena`` commands end to end."""
 from __future__ import annotations
 
 import csv
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -117,3 +122,25 @@ def test_cli_errors_say_what_is_wrong(live_server: str, capsys):
     assert "make run" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["tournament", "biberbande", "--bot", "a=grandmaster"])
+
+
+def test_ctrl_c_keeps_the_matches_that_ended(live_server: str, tmp_path: Path):
+    """SIGINT (Ctrl-C) mid-tournament: the matches under way finish, the
+    results of every ended match are written, the exit code is 130."""
+    out = tmp_path / "run"
+    harness = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "tournament", "biberbande", "--url", live_server, "--matches", "500",
+         "--parallel", "1", "--out", str(out), "--quiet", "--bot", "a=random",
+         "--bot", f"b=cmd:python {EXAMPLE_BOT}"], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+        start_new_session=True)
+    deadline = time.monotonic() + 60
+    while len(list((out / "records").glob("*.json"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.killpg(harness.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole foreground group
+    printed, _ = harness.communicate(timeout=60)
+    assert harness.returncode == 130, printed
+    kept = len(list((out / "records").glob("*.json")))
+    summary = orjson.loads((out / "results.json").read_bytes())
+    assert summary["interrupted"] and 2 <= summary["matches"] == kept < 500
+    assert f"the {kept} matches that ended" in printed
+    assert all(s["crashes"] == 0 for o in summary["outcomes"] for s in o["seats"])  # the bot was not interrupted
