@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 import requests
 
@@ -36,9 +36,10 @@ class LodgeError(Exception):
 
     code = "unexpected_response"
 
-    def __init__(self, status: int, problem: JSON):
+    def __init__(self, status: int, problem: JSON, headers: Mapping[str, str] | None = None):
         self.status = status
         self.problem = problem
+        self.headers = headers or {}
         self.code = problem.get("code", type(self).code)
         self.detail = problem.get("detail") or problem.get("title") or f"HTTP {status}"
         super().__init__(f"{status} {self.code}: {self.detail}")
@@ -122,8 +123,9 @@ class StoreUnavailable(LodgeError):
 
     @property
     def retry_after(self) -> float | None:
-        value = self.problem.get("retry_after")
-        return float(value) if value is not None else None
+        """Seconds the server asks to wait (``Retry-After``), if it said."""
+        value = self.headers.get("Retry-After")
+        return float(value) if value is not None and value.isdigit() else None
 
 
 class Unreachable(LodgeError):
@@ -150,10 +152,8 @@ def error_for(response: requests.Response) -> LodgeError:
         problem = {}
     if not isinstance(problem, dict):
         problem = {}
-    if response.status_code == 503 and "Retry-After" in response.headers:
-        problem = {**problem, "retry_after": response.headers["Retry-After"]}
     cls = ERRORS.get(problem.get("code"), _BY_STATUS.get(response.status_code, LodgeError))
-    return cls(response.status_code, problem)
+    return cls(response.status_code, problem, response.headers)
 
 
 # --------------------------------------------------------------------------
