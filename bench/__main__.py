@@ -9,9 +9,9 @@ import json
 import tempfile
 from pathlib import Path
 
-from bench import engine_bench, http_bench
+from bench import engine_bench, http_bench, write_report
 from engine import REGISTRY
-from tests.servers import ROOT, start_redis, stop_process
+from tests.servers import start_redis, stop_process
 
 
 def main() -> None:
@@ -30,10 +30,7 @@ def main() -> None:
         finally:
             stop_process(redis)
         print(json.dumps({"http": report["http"]}, indent=2), flush=True)
-    out = ROOT / ".bench" / "results.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"written to {out.relative_to(ROOT)}")
+    write_report(report, "results.json")
 
 
 

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from arena import results, tournament
 from arena.entrants import Entrant
+from bench import write_report
 from engine import REGISTRY
-from tests.servers import ROOT, start_gunicorn, start_redis, stop_process
+from tests.servers import start_gunicorn, start_redis, stop_process
 
 
 def throughput(url: str, game: str, matches: int) -> dict:
@@ -71,10 +72,7 @@ def main() -> None:
         if server is not None:
             stop_process(server, timeout=20)
         stop_process(redis)
-    out = ROOT / ".bench" / "arena.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"written to {out.relative_to(ROOT)}")
+    write_report(report, "arena.json")
 
 
 if __name__ == "__main__":

@@ -14,25 +14,12 @@ dependence is small (only sticks and the start seat carry over).
 from __future__ import annotations
 
 import argparse
-import math
 import random
 from collections import Counter
 
+from arena.results import wilson
 from engine.core import FINISHED
 from engine.mein_lieber_biber import MeinLieberBiber
-
-Z95 = 1.959963984540054
-
-
-def wilson(hits: int, trials: int, z: float = Z95) -> tuple[float, float]:
-    """95 % Wilson score interval of a binomial proportion."""
-    if trials == 0:
-        return 0.0, 1.0
-    p = hits / trials
-    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
-    return centre - half, centre + half
-
 
 def round_endings(game: MeinLieberBiber, players: int, seed: int, threshold: int,
                   rng: random.Random) -> list[str]:
