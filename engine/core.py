@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Sequence
 
 import orjson
 
@@ -58,6 +58,12 @@ class MatchFinished(GameError):
     code = "match_finished"
 
 
+class UndeclaredEvent(Exception):
+    """An engine emitted (or was asked to redact) an event type its game does
+    not declare in ``Game.events``.  A bug, never an answer: nothing of the
+    event is shown to anyone, and the move that produced it is not applied."""
+
+
 # --------------------------------------------------------------------------
 # Viewers.
 # --------------------------------------------------------------------------
@@ -76,6 +82,10 @@ class Viewer:
     @property
     def is_admin(self) -> bool:
         return self.role == ADMIN
+
+    @property
+    def is_spectator(self) -> bool:
+        return self.role == SPECTATOR
 
     def is_seat(self, seat: int | None) -> bool:
         """True when the viewer is exactly this seat (admin is not a seat)."""
@@ -366,14 +376,116 @@ def clone(state: State) -> State:
 
 
 # --------------------------------------------------------------------------
+# Cards stored as one character each, so a pile or a round's order is one
+# short string in the snapshot.
+# --------------------------------------------------------------------------
+class CardCodec:
+    """Maps card ids to one-character codes and back (``"swap"`` ↔ ``"s"``)."""
+
+    def __init__(self, codes: Mapping[str, str]):
+        if any(len(code) != 1 for code in codes.values()) or len(set(codes.values())) != len(codes):
+            raise ValueError("card codes must be distinct single characters")
+        self.code: dict[str, str] = dict(codes)
+        self.card: dict[str, str] = {code: card for card, code in codes.items()}
+
+    def encode(self, cards: Iterable[str]) -> str:
+        return "".join(self.code[c] for c in cards)
+
+    def decode(self, codes: str) -> list[str]:
+        return [self.card[c] for c in codes]
+
+
+# --------------------------------------------------------------------------
+# Events: every type a game emits is declared with what each viewer sees of
+# it.  Redaction goes through the declaration only; an undeclared type is an
+# error (:class:`UndeclaredEvent`), never shown.
+# --------------------------------------------------------------------------
+def hide(value: Any) -> Any:
+    """A hidden value: ``None``, or a list of ``None`` of the same length
+    (layout and counts stay visible, values do not)."""
+    return [None] * len(value) if isinstance(value, list) else None
+
+
+class EventRule:
+    """What each viewer sees of one event type (admin always sees all)."""
+
+    def redact(self, event: Event, viewer: Viewer) -> Event:
+        raise NotImplementedError
+
+
+class Public(EventRule):
+    """Every field is public."""
+
+    def redact(self, event: Event, viewer: Viewer) -> Event:
+        return dict(event)
+
+
+PUBLIC = Public()
+
+
+@dataclass(frozen=True)
+class Private(EventRule):
+    """``fields`` belong to the seat named by the event's ``owner`` field
+    (default ``seat``): that seat sees them, every other viewer gets them
+    hidden (:func:`hide`); the other fields are public."""
+
+    fields: tuple[str, ...]
+    owner: str = "seat"
+
+    def redact(self, event: Event, viewer: Viewer) -> Event:
+        if viewer.sees_private(event[self.owner]):
+            return dict(event)
+        return {**event, **{name: hide(event[name]) for name in self.fields}}
+
+
+@dataclass(frozen=True)
+class Redacted(EventRule):
+    """An event whose hidden parts need a game rule: ``redact(event, viewer)``
+    returns a new event (it must not mutate its argument)."""
+
+    redact_fn: Callable[[Event, Viewer], Event]
+
+    def redact(self, event: Event, viewer: Viewer) -> Event:
+        return self.redact_fn(event, viewer)
+
+
+# --------------------------------------------------------------------------
+# A move (or the setup) being applied: the game's working copy of the state
+# and the events it emits, each checked against the declaration.
+# --------------------------------------------------------------------------
+class Turn:
+    """Working state of one apply: ``state`` (a private copy) and ``events``."""
+
+    def __init__(self, game: "Game", state: State):
+        self.game = game
+        self.state = state
+        self.events: list[Event] = []
+
+    def emit(self, kind: str, seat: int | None, **fields: Any) -> Event:
+        """Append event ``kind``; :class:`UndeclaredEvent` unless the game declares it."""
+        if kind not in self.game.events:
+            raise UndeclaredEvent(f"{self.game.id} emitted undeclared event type {kind!r}")
+        event: Event = {"type": kind, "seat": seat, **fields}
+        self.events.append(event)
+        return event
+
+
+#: A move handler: applies one legal move of ``seat`` to ``turn``.
+Handler = Callable[[Any, int, Move], None]
+
+
+# --------------------------------------------------------------------------
 # The game interface.
 # --------------------------------------------------------------------------
 class Game:
     """Base class of every rules engine.
 
     A subclass declares ``id``, ``title``, ``min_players``, ``max_players``,
-    ``options`` and implements the abstract methods.  The shared entry points
-    (:meth:`create`, :meth:`play`) do the checks every game makes the same way.
+    ``options``, ``events`` (every event type with its :class:`EventRule`)
+    and ``handlers`` (move type → handler), and implements the hooks below.
+    The shared entry points (:meth:`create`, :meth:`play`, :meth:`apply`,
+    :meth:`legal_moves`, :meth:`view`, :meth:`redact_event`) do what every
+    game does the same way.
     """
 
     id: ClassVar[str]
@@ -381,7 +493,11 @@ class Game:
     min_players: ClassVar[int]
     max_players: ClassVar[int]
     options: ClassVar[tuple[Option, ...]]
+    events: ClassVar[Mapping[str, EventRule]]
+    handlers: ClassVar[Mapping[str, Handler]]
     summary: ClassVar[str] = ""
+    #: the class of the working state handed to handlers (a game may extend it)
+    turn_class: ClassVar[type[Turn]] = Turn
 
     # --- to implement --------------------------------------------------
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
@@ -391,30 +507,35 @@ class Game:
     def check_options(self, players: int, options: dict[str, Any]) -> None:
         """Extra cross-option checks; raise :class:`InvalidOptions`."""
 
-    def new_state(self, names: list[str], seed: int, options: dict[str, Any]) -> tuple[State, list[Event]]:
-        """Set up a match (options already validated)."""
+    def setup(self, turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
+        """Fill ``turn.state`` (empty) with a new match and emit its setup
+        events (options already validated)."""
         raise NotImplementedError
 
     def to_act(self, state: State) -> list[int]:
         raise NotImplementedError
 
-    def legal_moves(self, state: State, seat: int) -> list[Move]:
-        """Every legal move of ``seat`` now, fully specified, stable order."""
+    def seat_moves(self, state: State, seat: int) -> list[Move]:
+        """Every legal move of ``seat``, which is in ``to_act`` of an active
+        match; fully specified, in a stable order."""
         raise NotImplementedError
 
-    def apply(self, state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
-        """Apply a move known to be legal; return a new state and its events."""
+    def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
+        """The view's ``players``: one entry per seat as ``viewer`` may see it."""
         raise NotImplementedError
 
-    def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
-        """The state as ``viewer`` may see it: ``status``, ``round``,
-        ``rounds``, ``phase``, ``to_act``, ``players``, ``board``, ``scores``,
-        ``result``."""
+    def board_view(self, state: State, viewer: Viewer) -> dict[str, Any]:
+        """The view's ``board`` as ``viewer`` may see it."""
         raise NotImplementedError
 
-    def redact_event(self, event: Event, viewer: Viewer) -> Event:
-        """An event as ``viewer`` may see it (never mutates ``event``)."""
-        raise NotImplementedError
+    def round_of(self, state: State) -> int:
+        return state["round"]
+
+    def rounds_of(self, state: State) -> int:
+        return state["rounds"]
+
+    def scores_of(self, state: State) -> list[int]:
+        return list(state["scores"])
 
     def status(self, state: State) -> str:
         return state["status"]
@@ -454,6 +575,25 @@ class Game:
         state, events = self.new_state(list(names), seed, resolved)
         return state, events, resolved
 
+    def new_state(self, names: list[str], seed: int, options: dict[str, Any]) -> tuple[State, list[Event]]:
+        """Set up a match from validated options: its state and setup events."""
+        turn = self.turn_class(self, {})
+        self.setup(turn, names, seed, options)
+        return turn.state, self.checked(turn.events)
+
+    def legal_moves(self, state: State, seat: int) -> list[Move]:
+        """Every legal move of ``seat`` now; empty unless it is to act."""
+        if state["status"] != ACTIVE or seat not in self.to_act(state):
+            return []
+        return self.seat_moves(state, seat)
+
+    def apply(self, state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
+        """Apply a move known to be legal to a copy of ``state`` through its
+        handler; return the new state and its events."""
+        turn = self.turn_class(self, clone(state))
+        self.handlers[move["type"]](turn, seat, move)
+        return turn.state, self.checked(turn.events)
+
     def play(self, state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
         """Check and apply ``move`` for ``seat``: the one path of every move."""
         if self.status(state) == FINISHED:
@@ -468,9 +608,31 @@ class Game:
                 return self.apply(state, seat, candidate)
         raise IllegalMove(self.why_illegal(state, seat, move, legal))
 
+    def checked(self, events: list[Event]) -> list[Event]:
+        """``events`` unchanged, or :class:`UndeclaredEvent` for the first
+        type the game does not declare."""
+        for event in events:
+            if event["type"] not in self.events:
+                raise UndeclaredEvent(f"{self.id} emitted undeclared event type {event['type']!r}")
+        return events
+
+    def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
+        """The state as ``viewer`` may see it (the envelope every game shares)."""
+        result = self.result(state)
+        return {"status": state["status"], "round": self.round_of(state), "rounds": self.rounds_of(state),
+                "phase": state["phase"], "to_act": self.to_act(state),
+                "players": self.players_view(state, viewer), "board": self.board_view(state, viewer),
+                "scores": self.scores_of(state), "result": result and clone(result)}
+
+    def redact_event(self, event: Event, viewer: Viewer) -> Event:
+        """An event as ``viewer`` may see it, by its declared rule (never
+        mutates ``event``); :class:`UndeclaredEvent` for an undeclared type."""
+        rule = self.events.get(event["type"])
+        if rule is None:
+            raise UndeclaredEvent(f"{self.id} has no declared visibility for event type {event['type']!r}")
+        return dict(event) if viewer.is_admin else rule.redact(event, viewer)
+
     def redact_events(self, events: Iterable[Event], viewer: Viewer) -> list[Event]:
-        if viewer.is_admin:
-            return list(events)
         return [self.redact_event(e, viewer) for e in events]
 
 
@@ -487,5 +649,8 @@ class Registry:
     def get(self, game_id: str) -> Game | None:
         return self.games.get(game_id)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Game]:
         return iter(self.games.values())
+
+    def ids(self) -> list[str]:
+        return list(self.games)
