@@ -2,9 +2,9 @@
 
 ``REGISTRY`` maps game ids to engines; it is the service's only entry point.
 """
-from engine.core import Game, Registry
 from engine.biberbande import Biberbande
 from engine.biberclan import BiberClan
+from engine.core import Game, Registry
 from engine.mein_lieber_biber import MeinLieberBiber
 from engine.thirteen_beavers import ThirteenBeavers
 

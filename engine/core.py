@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 import orjson
 
@@ -199,7 +200,7 @@ def check_deck(name: str, deck: Any, canonical: Sequence[str], noun: str = "card
     return list(deck)
 
 
-def validate_options(game: "Game", players: int, options: Any) -> dict[str, Any]:
+def validate_options(game: Game, players: int, options: Any) -> dict[str, Any]:
     """Check ``options`` against the game's declared options; fill defaults.
 
     Raises :class:`InvalidOptions` with a sentence naming the bad option.
@@ -252,7 +253,7 @@ def validate_options(game: "Game", players: int, options: Any) -> dict[str, Any]
     return resolved
 
 
-def _check_decks(game: "Game", decks: Any, options: dict[str, Any]) -> list[list[str]]:
+def _check_decks(game: Game, decks: Any, options: dict[str, Any]) -> list[list[str]]:
     rounds = options["rounds"]
     if not isinstance(decks, list) or not 1 <= len(decks) <= rounds:
         raise InvalidOptions(f"options.decks must be a list of 1…{rounds} decks (one per round)")
@@ -316,7 +317,7 @@ def knows(mask: int, seat: int) -> bool:
 
 def known_value(card: str | None, mask: int, viewer: Viewer, recall: str) -> str | None:
     """The ``known`` entry a viewer gets for a hidden card (BB-5.6 style)."""
-    if recall != "perfect" or viewer.role != SEAT or card is None:
+    if recall != "perfect" or viewer.seat is None or viewer.role != SEAT or card is None:
         return None
     return card if knows(mask, viewer.seat) else None
 
@@ -372,7 +373,8 @@ def same_move(posted: Move, listed: Move) -> bool:
 
 def clone(state: State) -> State:
     """A deep copy of a JSON-able state (fast: one orjson round trip)."""
-    return orjson.loads(orjson.dumps(state))
+    copy: State = orjson.loads(orjson.dumps(state))
+    return copy
 
 
 # --------------------------------------------------------------------------
@@ -456,7 +458,7 @@ class Redacted(EventRule):
 class Turn:
     """Working state of one apply: ``state`` (a private copy) and ``events``."""
 
-    def __init__(self, game: "Game", state: State):
+    def __init__(self, game: Game, state: State):
         self.game = game
         self.state = state
         self.events: list[Event] = []
@@ -529,16 +531,16 @@ class Game:
         raise NotImplementedError
 
     def round_of(self, state: State) -> int:
-        return state["round"]
+        return int(state["round"])
 
     def rounds_of(self, state: State) -> int:
-        return state["rounds"]
+        return int(state["rounds"])
 
     def scores_of(self, state: State) -> list[int]:
         return list(state["scores"])
 
     def status(self, state: State) -> str:
-        return state["status"]
+        return str(state["status"])
 
     def result(self, state: State) -> dict[str, Any] | None:
         return state.get("result")
