@@ -1,39 +1,77 @@
-"""BiberClan (``biberclan``): rules engine per ``spec/games/biberclan.md``.
+"""BiberClan (``biberclan``): build a five-card beaver castle, steal and protect cards.
 
-Rule ids ``BC-x.y`` and decisions ``Dn`` refer to that reference.
+Each seat builds a castle of five slots (three bottom, two top) from drawn
+number cards, placed face up or down in its own or another seat's castle;
+unprotected cards may be replaced (stolen); drawn specials are compulsory.
+A completed castle starts the final lap; the highest total after the rounds
+wins, five of a kind wins at once.
 
-State layout (a plain JSON-able dict, never mutated in place):
+Rules: ``docs/games/biberclan.md`` (rule ids ``BC-n.m``, decisions ``Dn``).
 
+State layout (the snapshot: a plain JSON-able dict, never mutated in place):
+
+* match: ``status``, ``result``, ``names``, ``seed``, ``rounds``,
+  ``max_turns``, ``recall``, ``with_biberbande``, ``decks`` (the stacked draw
+  orders of the rounds still to come, one character per card, ``CODEC``),
+  ``phase``, ``scores``, ``round_scores``, ``last_round`` (the body of the
+  last ``round_ended``);
+* round: ``round``, ``start_seat``, ``seat`` (the seat to act), ``turns``,
+  ``finisher``, ``final_turns``, ``castles``, ``discard`` (bottom→top),
+  ``box``, ``held``, ``reshuffles``, ``draw`` (top first);
 * ``castles[o][i]``: seat o's slot ``SLOTS[i]``, ``None`` or a castle card
   ``{"card", "face", "knowers"}``; ``knowers`` is a bit mask of the seats
-  that know the card (BC-5.5).
+  that know the card (BC-5.5);
 * ``held``: ``None`` or ``{"kind", "card", "knowers", "public", "from"}``;
   ``public`` says every viewer may see the card (BC-5.3), ``from`` is the
   castle slot a stolen card came from.
-* ``draw`` (top first), ``discard`` (bottom→top), ``box``.
-* ``decks``: the stacked draw orders (``deck`` / ``decks`` options) of the
-  rounds still to come, packed one character per card (``pack``), so that
-  stacked matches stay small in the snapshot.
 """
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable
+from typing import Any
 
 from engine.core import (
-    ACTIVE, FINISHED, BOOL, INT, Event, Game, Move, Option, State, Viewer,
-    clone, deck_option, decks_option, everyone, first_seat_option, known_value, make_result,
-    only, recall_option, reshuffle_key, round_deck, seat_after, seeded_shuffle,
+    ACTIVE,
+    BOOL,
+    FINISHED,
+    INT,
+    PUBLIC,
+    CardCodec,
+    Event,
+    Game,
+    Handler,
+    Move,
+    Option,
+    Private,
+    Redacted,
+    State,
+    Turn,
+    Viewer,
+    clone,
+    deck_option,
+    decks_option,
+    everyone,
+    first_seat_option,
+    known_value,
+    make_result,
+    only,
+    recall_option,
+    reshuffle_key,
+    round_deck,
+    seat_after,
+    seeded_shuffle,
 )
 
 GAME_ID = "biberclan"
 
-# --- cards (BC-1) --------------------------------------------------------
+# --- cards (BC-1.1 … BC-1.3) ---------------------------------------------
 NUMBERS = tuple(str(d) for d in range(10))
 CLEAR, FLIP, SWAP, PEEK = "clear", "flip", "swap", "peek"
 BASE_COUNTS = {"0": 7, "1": 6, "2": 6, "3": 6, "4": 5, "5": 5, "6": 5, "7": 4, "8": 4, "9": 4,
                CLEAR: 5, FLIP: 9}
 BIBERBANDE_EXTRA = {**{d: 4 for d in NUMBERS}, SWAP: 7, PEEK: 7}
+CODEC = CardCodec({**{d: d for d in NUMBERS}, CLEAR: "c", FLIP: "f", SWAP: "s", PEEK: "p"})
+_NUMBER_SET = frozenset(NUMBERS)
 
 # --- castle geometry (BC-1.4) --------------------------------------------
 SLOTS = ("b0", "b1", "b2", "t0", "t1")
@@ -45,30 +83,36 @@ ALL_SLOTS = range(CASTLE_SIZE)
 UP, DOWN = "up", "down"
 FACES = (UP, DOWN)
 
-# --- phases, moves, events, held kinds -----------------------------------
-PLACE, STASH, SPECIAL, FINISHED_PHASE = "place", "stash", "special", "finished"
-REPLACE = "replace"
-NUMBER, REMOVED = "number", "removed"
-SPECIAL_KIND = "special"
-EV_ROUND_STARTED, EV_DREW, EV_SPECIAL_VOID, EV_RESHUFFLED = "round_started", "drew", "special_void", "reshuffled"
-EV_PLACED, EV_REPLACED, EV_STASHED = "placed", "replaced", "stashed"
-EV_CLEARED, EV_FLIPPED, EV_SWAPPED, EV_PEEKED = "cleared", "flipped", "swapped", "peeked"
-EV_CASTLE_COMPLETED, EV_ROUND_ENDED, EV_MATCH_ENDED = "castle_completed", "round_ended", "match_ended"
+# --- held card kinds (BC-4.2, BC-7.2) --------------------------------------
+KIND_NUMBER, KIND_SPECIAL, KIND_REMOVED = "number", "special", "removed"
+
+# --- phases, moves, events, reasons ----------------------------------------
+PHASE_PLACE, PHASE_STASH, PHASE_SPECIAL, PHASE_FINISHED = "place", "stash", "special", "finished"
+MOVE_PLACE, MOVE_REPLACE, MOVE_STASH = "place", "replace", "stash"
+MOVE_CLEAR, MOVE_FLIP, MOVE_SWAP, MOVE_PEEK = "clear", "flip", "swap", "peek"
+SPECIAL_MOVE = {CLEAR: MOVE_CLEAR, FLIP: MOVE_FLIP, SWAP: MOVE_SWAP, PEEK: MOVE_PEEK}   # BC-4.6 … BC-4.9
+EVENT_ROUND_STARTED, EVENT_DREW, EVENT_SPECIAL_VOID = "round_started", "drew", "special_void"
+EVENT_RESHUFFLED, EVENT_PLACED, EVENT_REPLACED, EVENT_STASHED = "reshuffled", "placed", "replaced", "stashed"
+EVENT_CLEARED, EVENT_FLIPPED, EVENT_SWAPPED, EVENT_PEEKED = "cleared", "flipped", "swapped", "peeked"
+EVENT_CASTLE_COMPLETED, EVENT_ROUND_ENDED, EVENT_MATCH_ENDED = "castle_completed", "round_ended", "match_ended"
 REASON_CASTLE, REASON_TURN_LIMIT = "castle", "turn_limit"
-REASON_FIVE, REASON_ROUNDS = "five_of_a_kind", "rounds"
+REASON_FIVE_OF_A_KIND, REASON_ROUNDS = "five_of_a_kind", "rounds"
 
 # --- scoring (BC-6) --------------------------------------------------------
 GROUP_BONUS = {3: 15, 4: 25}
 FIVE_OF_A_KIND = 5
 FINISHER_PENALTY = -10
 
-_NUMBER_SET = frozenset(NUMBERS)
+#: a castle card ``{"card", "face", "knowers"}`` and a castle (``None`` = empty slot)
+CastleCard = dict[str, Any]
+Castle = list[CastleCard | None]
+#: the held card ``{"kind", "card", "knowers", "public", "from"}``
+Held = dict[str, Any]
 
-# Packed deck notation: one character per card id.
-_PACK = {**{d: d for d in NUMBERS}, CLEAR: "c", FLIP: "f", SWAP: "s", PEEK: "p"}
-_UNPACK = {v: k for k, v in _PACK.items()}
 
-
+# ==========================================================================
+# Cards and castle geometry (BC-1, BC-4.1)
+# ==========================================================================
 def canonical(with_biberbande: bool) -> list[str]:
     """BC-1.2 / BC-1.3: the deck in canonical order."""
     counts = Counter(BASE_COUNTS)
@@ -79,29 +123,21 @@ def canonical(with_biberbande: bool) -> list[str]:
 
 
 def is_number(card: str) -> bool:
+    """BC-1.1: a number card (else a special)."""
     return card in _NUMBER_SET
 
 
-def pack(deck: list[str]) -> str:
-    return "".join(_PACK[c] for c in deck)
-
-
-def unpack(packed: str) -> list[str]:
-    return [_UNPACK[c] for c in packed]
-
-
-# ==========================================================================
-# Castle geometry and protection (BC-1.4, BC-4.1)
-# ==========================================================================
-def card_count(castle: list) -> int:
+def card_count(castle: Castle) -> int:
+    """BC-7.1 ``cards``: the filled slots of a castle."""
     return CASTLE_SIZE - castle.count(None)
 
 
-def face_up_count(castle: list) -> int:
+def face_up_count(castle: Castle) -> int:
+    """BC-7.1 ``face_up``: the face-up cards of a castle."""
     return sum(1 for c in castle if c is not None and c["face"] == UP)
 
 
-def free_slots(castle: list) -> list[int]:
+def free_slots(castle: Castle) -> list[int]:
     """BC-1.4: empty slots; a top slot only when both slots under it are filled."""
     free = [i for i in BOTTOM if castle[i] is None]
     for top, (left, right) in SUPPORTS.items():
@@ -110,7 +146,7 @@ def free_slots(castle: list) -> list[int]:
     return free
 
 
-def open_slots(castle: list, by_owner: bool) -> list[int]:
+def open_slots(castle: Castle, by_owner: bool) -> list[int]:
     """BC-4.1: filled slots whose card is not protected against the actor.
 
     Protected: (a) a top card rests on it, (b) the castle is full — both bind
@@ -122,13 +158,13 @@ def open_slots(castle: list, by_owner: bool) -> list[int]:
         return []
     protected = [s for top, pair in SUPPORTS.items() if castle[top] is not None for s in pair]  # (a)
     if not by_owner:                                                      # (c)
-        face_up = [i for i in filled if castle[i]["face"] == UP]
+        face_up = [i for i, card in enumerate(castle) if card is not None and card["face"] == UP]
         if len(face_up) == 1:
             protected.append(face_up[0])
     return [i for i in filled if i not in protected] if protected else filled
 
 
-def is_protected(castle: list, i: int, by_owner: bool) -> bool:
+def is_protected(castle: Castle, i: int, by_owner: bool) -> bool:
     """BC-4.1 for one filled slot (see :func:`open_slots`)."""
     return i not in open_slots(castle, by_owner)
 
@@ -138,6 +174,12 @@ def open_cards(state: State, actor: int) -> list[tuple[int, int]]:
     by target then slot (BC-4.6, BC-4.12)."""
     return [(owner, i) for owner, castle in enumerate(state["castles"])
             for i in open_slots(castle, owner == actor)]
+
+
+def castle_card(held: Held, face: str, n: int) -> CastleCard:
+    """The held card laid into a castle with ``face``; lying face up makes it
+    known to every seat (BC-5.5)."""
+    return {"card": held["card"], "face": face, "knowers": everyone(n) if face == UP else held["knowers"]}
 
 
 # ==========================================================================
@@ -152,17 +194,17 @@ def place_moves(state: State, actor: int) -> list[Move]:
         if target == actor or card_count(castle) <= 3:          # D10
             for i in free_slots(castle):
                 for face in FACES:
-                    places.append({"type": PLACE, "target": target, "slot": SLOTS[i], "face": face})
+                    places.append({"type": MOVE_PLACE, "target": target, "slot": SLOTS[i], "face": face})
         if target == actor or own_has_room:                      # D13
             for i in open_slots(castle, target == actor):
                 for face in FACES:
-                    replaces.append({"type": REPLACE, "target": target, "slot": SLOTS[i], "face": face})
+                    replaces.append({"type": MOVE_REPLACE, "target": target, "slot": SLOTS[i], "face": face})
     return places + replaces
 
 
 def stash_moves(state: State, actor: int) -> list[Move]:
     """BC-4.5: the stolen card onto a free legal slot of the actor's castle."""
-    return [{"type": STASH, "slot": SLOTS[i], "face": face}
+    return [{"type": MOVE_STASH, "slot": SLOTS[i], "face": face}
             for i in free_slots(state["castles"][actor]) for face in FACES]
 
 
@@ -170,193 +212,53 @@ def special_moves(state: State, actor: int, special: str) -> list[Move]:
     """BC-4.6 … BC-4.9: the moves of the held special (none: it is void)."""
     targets = open_cards(state, actor)
     if special in (CLEAR, FLIP):
-        return [{"type": special, "target": t, "slot": SLOTS[i]} for t, i in targets]
+        return [{"type": SPECIAL_MOVE[special], "target": t, "slot": SLOTS[i]} for t, i in targets]
     if special == PEEK:
         castles = state["castles"]
-        return [{"type": PEEK, "target": t, "slot": SLOTS[i]} for t, i in targets
+        return [{"type": MOVE_PEEK, "target": t, "slot": SLOTS[i]} for t, i in targets
                 if castles[t][i]["face"] == DOWN]
-    return [{"type": SWAP, "target_a": ta, "slot_a": SLOTS[ia], "target_b": tb, "slot_b": SLOTS[ib]}
+    return [{"type": MOVE_SWAP, "target_a": ta, "slot_a": SLOTS[ia], "target_b": tb, "slot_b": SLOTS[ib]}
             for ta, ia in targets for tb, ib in targets if ta < tb]          # D15, D26
 
 
-# ==========================================================================
-# Knowledge and draws (BC-4.2, BC-4.10, BC-5.5)
-# ==========================================================================
-def reveal_castle_card(state: State, card: dict) -> None:
-    """BC-5.5: a card lying face up in a castle is known to every seat."""
-    if card["face"] == UP:
-        card["knowers"] = everyone(len(state["names"]))
+def seat_moves(state: State, seat: int) -> list[Move]:
+    """BC-4.3 … BC-4.9 for the phase, in BC-4.12 order."""
+    phase = state["phase"]
+    if phase == PHASE_PLACE:
+        return place_moves(state, seat)
+    if phase == PHASE_STASH:
+        return stash_moves(state, seat)
+    return special_moves(state, seat, state["held"]["card"])
 
 
-def draw_card(state: State, events: list[Event]) -> str | None:
-    """Take the top card, reshuffling the discard first when the pile is empty
-    (BC-4.10, D17).  ``None`` only if both are empty (unreachable, BC-10.4)."""
-    if not state["draw"]:
-        if not state["discard"]:
-            return None
-        state["reshuffles"] += 1
-        key = reshuffle_key(GAME_ID, state["seed"], state["round"], state["reshuffles"])
-        state["draw"] = seeded_shuffle(state["discard"], key)            # BC-3.1, D25
-        state["discard"] = []
-        events.append({"type": EV_RESHUFFLED, "seat": None, "count": state["reshuffles"]})  # k, as reshuffle_key
-    return state["draw"].pop(0)
-
-
-def start_turn(state: State, events: list[Event]) -> None:
-    """BC-4.2: automatic draws for the seat to act until it holds a card with
-    a decision; void specials go to the box (D5, D6)."""
-    actor = state["seat"]
-    while True:
-        card = draw_card(state, events)
-        if card is None:
-            end_round(state, REASON_TURN_LIMIT, events)
-            return
-        if is_number(card):
-            events.append({"type": EV_DREW, "seat": actor, "kind": NUMBER, "card": card})
-            state["held"] = {"kind": NUMBER, "card": card, "knowers": only(actor), "public": False, "from": None}
-            state["phase"] = PLACE
-            return
-        events.append({"type": EV_DREW, "seat": actor, "kind": SPECIAL_KIND, "card": card})
-        if special_moves(state, actor, card):
-            state["held"] = {"kind": SPECIAL_KIND, "card": card, "knowers": everyone(len(state["names"])),
-                             "public": True, "from": None}
-            state["phase"] = SPECIAL
-            return
-        events.append({"type": EV_SPECIAL_VOID, "seat": actor, "card": card})
-        state["box"].append(card)
+def explain_slot(state: State, actor: int, move: Move) -> str | None:
+    """Why a move of a possible type names a slot it may not use, from
+    public information only (BC-5.8)."""
+    target = move.get("target", actor)
+    slot = move.get("slot")
+    if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < len(state["names"]) \
+            or not isinstance(slot, str) or slot not in SLOT_INDEX:
+        return None
+    castle, i = state["castles"][target], SLOT_INDEX[slot]
+    if move["type"] in (MOVE_PLACE, MOVE_STASH):
+        if castle[i] is not None:
+            return f"slot {slot} of seat {target} is taken; use 'replace' to exchange its card"
+        if any(castle[s] is None for s in SUPPORTS.get(i, ())):
+            return f"top slot {slot} needs both slots under it filled first (BC-1.4)"
+        if target != actor and card_count(castle) > 3:
+            return "only the owner may place the fifth card of a castle (BC-4.3, D10)"
+        return None
+    if castle[i] is None:
+        return f"slot {slot} of seat {target} is empty"
+    if is_protected(castle, i, target == actor):
+        return f"the card in seat {target}'s slot {slot} is protected against you (BC-4.1)"
+    return None
 
 
 # ==========================================================================
-# Moves (BC-4.3 … BC-4.9)
+# Scoring and round orders (BC-3.1, BC-6)
 # ==========================================================================
-def do_place(state: State, actor: int, move: Move, events: list[Event]) -> None:
-    """BC-4.3: the held number goes to a free legal slot; the turn ends."""
-    held = take_held(state)
-    card = {"card": held["card"], "face": move["face"], "knowers": held["knowers"]}
-    reveal_castle_card(state, card)
-    state["castles"][move["target"]][SLOT_INDEX[move["slot"]]] = card
-    events.append({"type": EV_PLACED, "seat": actor, "target": move["target"], "slot": move["slot"],
-                   "face": move["face"], "card": held["card"]})
-    end_turn(state, events)
-
-
-def do_replace(state: State, actor: int, move: Move, events: list[Event]) -> None:
-    """BC-4.4: own castle → the old card to the discard, turn ends; another
-    castle → the actor holds and sees the stolen card (D12), phase stash."""
-    held = take_held(state)
-    target, i = move["target"], SLOT_INDEX[move["slot"]]
-    old = state["castles"][target][i]
-    card = {"card": held["card"], "face": move["face"], "knowers": held["knowers"]}
-    reveal_castle_card(state, card)
-    state["castles"][target][i] = card
-    events.append({"type": EV_REPLACED, "seat": actor, "target": target, "slot": move["slot"],
-                   "face": move["face"], "card": held["card"], "removed": old["card"],
-                   "removed_face": old["face"]})
-    if target == actor:
-        state["discard"].append(old["card"])
-        end_turn(state, events)
-        return
-    state["held"] = {"kind": REMOVED, "card": old["card"], "knowers": old["knowers"] | only(actor),
-                     "public": old["face"] == UP, "from": {"target": target, "slot": move["slot"]}}
-    state["phase"] = STASH
-
-
-def do_stash(state: State, actor: int, move: Move, events: list[Event]) -> None:
-    """BC-4.5: the stolen card to a free legal slot of the actor's castle.
-
-    The event also carries ``removed_face`` (the face the card had where it
-    was stolen) so that redaction can tell a public card (BC-5.6)."""
-    held = take_held(state)
-    card = {"card": held["card"], "face": move["face"], "knowers": held["knowers"]}
-    reveal_castle_card(state, card)
-    state["castles"][actor][SLOT_INDEX[move["slot"]]] = card
-    events.append({"type": EV_STASHED, "seat": actor, "slot": move["slot"], "face": move["face"],
-                   "card": held["card"], "removed_face": UP if held["public"] else DOWN})
-    end_turn(state, events)
-
-
-def do_clear(state: State, actor: int, move: Move, events: list[Event]) -> None:
-    """BC-4.6: an unprotected card goes face up on the discard."""
-    i = SLOT_INDEX[move["slot"]]
-    old = state["castles"][move["target"]][i]
-    state["castles"][move["target"]][i] = None
-    state["discard"].append(old["card"])
-    events.append({"type": EV_CLEARED, "seat": actor, "target": move["target"], "slot": move["slot"],
-                   "face": old["face"], "card": old["card"]})
-    finish_special(state, events)
-
-
-def do_flip(state: State, actor: int, move: Move, events: list[Event]) -> None:
-    """BC-4.7: an unprotected card is turned over (its value becomes public)."""
-    card = state["castles"][move["target"]][SLOT_INDEX[move["slot"]]]
-    card["face"] = DOWN if card["face"] == UP else UP
-    card["knowers"] = everyone(len(state["names"]))
-    events.append({"type": EV_FLIPPED, "seat": actor, "target": move["target"], "slot": move["slot"],
-                   "face": card["face"], "card": card["card"]})
-    finish_special(state, events)
-
-
-def do_swap(state: State, actor: int, move: Move, events: list[Event]) -> None:
-    """BC-4.8: two unprotected cards of different castles change places with
-    their faces (and their knowers: the movement is public)."""
-    castles = state["castles"]
-    ta, ia, tb, ib = move["target_a"], SLOT_INDEX[move["slot_a"]], move["target_b"], SLOT_INDEX[move["slot_b"]]
-    castles[ta][ia], castles[tb][ib] = castles[tb][ib], castles[ta][ia]
-    events.append({"type": EV_SWAPPED, "seat": actor, "target_a": ta, "slot_a": move["slot_a"],
-                   "target_b": tb, "slot_b": move["slot_b"]})
-    finish_special(state, events)
-
-
-def do_peek(state: State, actor: int, move: Move, events: list[Event]) -> None:
-    """BC-4.9: the actor looks at an unprotected face-down card."""
-    card = state["castles"][move["target"]][SLOT_INDEX[move["slot"]]]
-    card["knowers"] |= only(actor)
-    events.append({"type": EV_PEEKED, "seat": actor, "target": move["target"], "slot": move["slot"],
-                   "card": card["card"]})
-    finish_special(state, events)
-
-
-def take_held(state: State) -> dict:
-    held = state["held"]
-    state["held"] = None
-    return held
-
-
-def finish_special(state: State, events: list[Event]) -> None:
-    """BC-4.10: the used special goes to the box; the actor draws again."""
-    state["box"].append(take_held(state)["card"])
-    start_turn(state, events)
-
-
-MOVE_HANDLERS: dict[str, Callable[[State, int, Move, list[Event]], None]] = {
-    PLACE: do_place, REPLACE: do_replace, STASH: do_stash,
-    CLEAR: do_clear, FLIP: do_flip, SWAP: do_swap, PEEK: do_peek,
-}
-
-
-# ==========================================================================
-# Turn, round and match flow (BC-4.11, BC-6)
-# ==========================================================================
-def end_turn(state: State, events: list[Event]) -> None:
-    """BC-4.11: fifth-card rule, final lap, turn count, round end or next turn."""
-    actor, n = state["seat"], len(state["names"])
-    if card_count(state["castles"][actor]) == CASTLE_SIZE and state["finisher"] is None:
-        state["finisher"] = actor
-        state["final_turns"] = [seat_after(actor, n, k) for k in range(1, n)]
-        events.append({"type": EV_CASTLE_COMPLETED, "seat": actor, "final_turns": list(state["final_turns"])})
-    elif actor in state["final_turns"]:
-        state["final_turns"].remove(actor)
-    state["turns"] += 1
-    if state["finisher"] is not None and not state["final_turns"]:
-        end_round(state, REASON_CASTLE, events)
-    elif state["finisher"] is None and state["turns"] == state["max_turns"]:
-        end_round(state, REASON_TURN_LIMIT, events)
-    else:
-        state["seat"] = seat_after(actor, n)
-        start_turn(state, events)
-
-
-def castle_score(castle: list) -> tuple[int, int, bool]:
+def castle_score(castle: Castle) -> tuple[int, int, bool]:
     """BC-6.1: (values, bonus, five of a kind) of one castle."""
     digits = [int(c["card"]) for c in castle if c is not None]
     largest = max(Counter(digits).values(), default=0)
@@ -382,55 +284,246 @@ def score_round(state: State, reason: str) -> dict[str, Any]:
             "five_of_a_kind": [s for s in range(n) if scored[s][2]], "totals": totals}
 
 
-def end_round(state: State, reason: str, events: list[Event]) -> None:
+def round_order(state: State, round_no: int) -> list[str]:
+    """BC-3.1: the next stacked order (``deck`` or ``decks[r-1]``, consumed
+    round by round), else the seeded shuffle of (seed, r)."""
+    if state["decks"]:
+        return CODEC.decode(state["decks"].pop(0))
+    return round_deck(GAME_ID, state["seed"], round_no, canonical(state["with_biberbande"]), {})
+
+
+# ==========================================================================
+# Turn, round and match flow on the working state (BC-3.2, BC-4.2, BC-4.10,
+# BC-4.11, BC-6.3 … BC-6.7)
+# ==========================================================================
+def take_held(turn: Turn) -> Held:
+    """The held card leaves the hand (the caller says where it goes)."""
+    held: Held = turn.state["held"]
+    turn.state["held"] = None
+    return held
+
+
+def draw_card(turn: Turn) -> str | None:
+    """Take the top card, reshuffling the discard first when the pile is empty
+    (BC-4.10, D17).  ``None`` only if both are empty (unreachable, BC-10.4)."""
+    state = turn.state
+    if not state["draw"]:
+        if not state["discard"]:
+            return None
+        state["reshuffles"] += 1
+        key = reshuffle_key(GAME_ID, state["seed"], state["round"], state["reshuffles"])
+        state["draw"] = seeded_shuffle(state["discard"], key)            # BC-3.1, D25
+        state["discard"] = []
+        turn.emit(EVENT_RESHUFFLED, None, count=state["reshuffles"])      # k, as reshuffle_key
+    card: str = state["draw"].pop(0)
+    return card
+
+
+def emit_drew(turn: Turn, seat: int, kind: str, card: str) -> None:
+    """Event ``drew`` {seat, kind, card} (BC-8.1).  Its field ``kind`` has the
+    name of ``Turn.emit``'s first parameter, so it cannot be passed as a
+    keyword: the fields are set on the emitted event, in the same order."""
+    turn.emit(EVENT_DREW, seat).update(kind=kind, card=card)
+
+
+def start_turn(turn: Turn) -> None:
+    """BC-4.2: automatic draws for the seat to act until it holds a card with
+    a decision; void specials go to the box (D5, D6)."""
+    state = turn.state
+    actor = state["seat"]
+    while True:
+        card = draw_card(turn)
+        if card is None:
+            end_round(turn, REASON_TURN_LIMIT)
+            return
+        if is_number(card):
+            emit_drew(turn, actor, KIND_NUMBER, card)
+            state["held"] = {"kind": KIND_NUMBER, "card": card, "knowers": only(actor), "public": False,
+                             "from": None}
+            state["phase"] = PHASE_PLACE
+            return
+        emit_drew(turn, actor, KIND_SPECIAL, card)
+        if special_moves(state, actor, card):
+            state["held"] = {"kind": KIND_SPECIAL, "card": card, "knowers": everyone(len(state["names"])),
+                             "public": True, "from": None}
+            state["phase"] = PHASE_SPECIAL
+            return
+        turn.emit(EVENT_SPECIAL_VOID, actor, card=card)
+        state["box"].append(card)
+
+
+def finish_special(turn: Turn) -> None:
+    """BC-4.10: the used special goes to the box; the actor draws again."""
+    turn.state["box"].append(take_held(turn)["card"])
+    start_turn(turn)
+
+
+def end_turn(turn: Turn) -> None:
+    """BC-4.11: fifth-card rule, final lap, turn count, round end or next turn."""
+    state = turn.state
+    actor, n = state["seat"], len(state["names"])
+    if card_count(state["castles"][actor]) == CASTLE_SIZE and state["finisher"] is None:
+        state["finisher"] = actor
+        state["final_turns"] = [seat_after(actor, n, k) for k in range(1, n)]
+        turn.emit(EVENT_CASTLE_COMPLETED, actor, final_turns=list(state["final_turns"]))
+    elif actor in state["final_turns"]:
+        state["final_turns"].remove(actor)
+    state["turns"] += 1
+    if state["finisher"] is not None and not state["final_turns"]:
+        end_round(turn, REASON_CASTLE)
+    elif state["finisher"] is None and state["turns"] == state["max_turns"]:
+        end_round(turn, REASON_TURN_LIMIT)
+    else:
+        state["seat"] = seat_after(actor, n)
+        start_turn(turn)
+
+
+def end_round(turn: Turn, reason: str) -> None:
     """BC-6.3 … BC-6.6: score, reveal (BC-5.7), then end the match or start
     the next round."""
+    state = turn.state
     body = score_round(state, reason)
-    events.append({"type": EV_ROUND_ENDED, "seat": None, **clone(body)})
+    turn.emit(EVENT_ROUND_ENDED, None, **clone(body))
     state["round_scores"].append(body["scores"])
     state["scores"] = body["totals"]
     state["last_round"] = body
     state["held"] = None
     if body["five_of_a_kind"]:
-        finish_match(state, REASON_FIVE, body["five_of_a_kind"], events)
+        finish_match(turn, REASON_FIVE_OF_A_KIND, body["five_of_a_kind"])
     elif state["round"] == state["rounds"]:
-        finish_match(state, REASON_ROUNDS, [], events)
+        finish_match(turn, REASON_ROUNDS, [])
     else:
         start = body["finisher"] if body["finisher"] is not None \
             else seat_after(state["seat"], len(state["names"]))      # BC-6.6, D19
-        start_round(state, state["round"] + 1, start, events)
+        start_round(turn, state["round"] + 1, start)
 
 
-def finish_match(state: State, reason: str, five: list[int], events: list[Event]) -> None:
+def finish_match(turn: Turn, reason: str, five: list[int]) -> None:
     """BC-6.7: result, status and phase finished, nobody to act."""
+    state = turn.state
     result = make_result(state["scores"], lowest_wins=False, first_group=five)
-    state.update(status=FINISHED, phase=FINISHED_PHASE, result=result)
-    events.append({"type": EV_MATCH_ENDED, "seat": None, "reason": reason, "result": clone(result)})
+    state.update(status=FINISHED, phase=PHASE_FINISHED, result=result)
+    turn.emit(EVENT_MATCH_ENDED, None, reason=reason, result=clone(result))
 
 
-def round_order(state: State, round_no: int) -> list[str]:
-    """BC-3.1: the next stacked order (``deck`` or ``decks[r-1]``, consumed
-    round by round), else the seeded shuffle of (seed, r)."""
-    if state["decks"]:
-        return unpack(state["decks"].pop(0))
-    return round_deck(GAME_ID, state["seed"], round_no, canonical(state["with_biberbande"]), {})
-
-
-def start_round(state: State, round_no: int, start_seat: int, events: list[Event]) -> None:
+def start_round(turn: Turn, round_no: int, start_seat: int) -> None:
     """BC-3.1, BC-3.2: gather all cards, take the round's draw order, empty
     castles, first automatic draw."""
+    state = turn.state
     n = len(state["names"])
     state.update(
         round=round_no, start_seat=start_seat, seat=start_seat, turns=0, finisher=None, final_turns=[],
         castles=[[None] * CASTLE_SIZE for _ in range(n)], discard=[], box=[], held=None, reshuffles=0,
         draw=round_order(state, round_no),
     )
-    events.append({"type": EV_ROUND_STARTED, "seat": None, "round": round_no, "start_seat": start_seat})
-    start_turn(state, events)
+    turn.emit(EVENT_ROUND_STARTED, None, round=round_no, start_seat=start_seat)
+    start_turn(turn)
 
 
 # ==========================================================================
-# Hidden information: the one place deciding what a viewer sees (BC-5)
+# Setup (BC-3) and move handlers (BC-4.3 … BC-4.9)
+# ==========================================================================
+def setup(turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
+    """BC-3: round 1 from ``deck``/``decks[0]`` or the seed."""
+    decks = options.get("decks") or ([options["deck"]] if options.get("deck") else [])
+    turn.state.update({
+        "status": ACTIVE, "result": None, "names": list(names), "seed": seed,
+        "rounds": options["rounds"], "max_turns": options["max_turns"], "recall": options["recall"],
+        "with_biberbande": options["with_biberbande"], "decks": [CODEC.encode(d) for d in decks],
+        "phase": PHASE_PLACE, "scores": [0] * len(names), "round_scores": [], "last_round": None,
+    })
+    start_round(turn, 1, options["first_seat"])
+
+
+def do_place(turn: Turn, seat: int, move: Move) -> None:
+    """BC-4.3: the held number goes to a free legal slot; the turn ends."""
+    state = turn.state
+    held = take_held(turn)
+    state["castles"][move["target"]][SLOT_INDEX[move["slot"]]] = \
+        castle_card(held, move["face"], len(state["names"]))
+    turn.emit(EVENT_PLACED, seat, target=move["target"], slot=move["slot"], face=move["face"], card=held["card"])
+    end_turn(turn)
+
+
+def do_replace(turn: Turn, seat: int, move: Move) -> None:
+    """BC-4.4: own castle → the old card to the discard, turn ends; another
+    castle → the actor holds and sees the stolen card (D12), phase stash."""
+    state = turn.state
+    held = take_held(turn)
+    target, i = move["target"], SLOT_INDEX[move["slot"]]
+    old = state["castles"][target][i]
+    state["castles"][target][i] = castle_card(held, move["face"], len(state["names"]))
+    turn.emit(EVENT_REPLACED, seat, target=target, slot=move["slot"], face=move["face"], card=held["card"],
+              removed=old["card"], removed_face=old["face"])
+    if target == seat:
+        state["discard"].append(old["card"])
+        end_turn(turn)
+        return
+    state["held"] = {"kind": KIND_REMOVED, "card": old["card"], "knowers": old["knowers"] | only(seat),
+                     "public": old["face"] == UP, "from": {"target": target, "slot": move["slot"]}}
+    state["phase"] = PHASE_STASH
+
+
+def do_stash(turn: Turn, seat: int, move: Move) -> None:
+    """BC-4.5: the stolen card to a free legal slot of the actor's castle.
+
+    The event also carries ``removed_face`` (the face the card had where it
+    was stolen) so that redaction can tell a public card (BC-5.6)."""
+    state = turn.state
+    held = take_held(turn)
+    state["castles"][seat][SLOT_INDEX[move["slot"]]] = castle_card(held, move["face"], len(state["names"]))
+    turn.emit(EVENT_STASHED, seat, slot=move["slot"], face=move["face"], card=held["card"],
+              removed_face=UP if held["public"] else DOWN)
+    end_turn(turn)
+
+
+def do_clear(turn: Turn, seat: int, move: Move) -> None:
+    """BC-4.6: an unprotected card goes face up on the discard."""
+    state = turn.state
+    i = SLOT_INDEX[move["slot"]]
+    old = state["castles"][move["target"]][i]
+    state["castles"][move["target"]][i] = None
+    state["discard"].append(old["card"])
+    turn.emit(EVENT_CLEARED, seat, target=move["target"], slot=move["slot"], face=old["face"], card=old["card"])
+    finish_special(turn)
+
+
+def do_flip(turn: Turn, seat: int, move: Move) -> None:
+    """BC-4.7: an unprotected card is turned over (its value becomes public)."""
+    state = turn.state
+    card = state["castles"][move["target"]][SLOT_INDEX[move["slot"]]]
+    card["face"] = DOWN if card["face"] == UP else UP
+    card["knowers"] = everyone(len(state["names"]))
+    turn.emit(EVENT_FLIPPED, seat, target=move["target"], slot=move["slot"], face=card["face"], card=card["card"])
+    finish_special(turn)
+
+
+def do_swap(turn: Turn, seat: int, move: Move) -> None:
+    """BC-4.8: two unprotected cards of different castles change places with
+    their faces (and their knowers: the movement is public)."""
+    castles = turn.state["castles"]
+    ta, ia, tb, ib = move["target_a"], SLOT_INDEX[move["slot_a"]], move["target_b"], SLOT_INDEX[move["slot_b"]]
+    castles[ta][ia], castles[tb][ib] = castles[tb][ib], castles[ta][ia]
+    turn.emit(EVENT_SWAPPED, seat, target_a=ta, slot_a=move["slot_a"], target_b=tb, slot_b=move["slot_b"])
+    finish_special(turn)
+
+
+def do_peek(turn: Turn, seat: int, move: Move) -> None:
+    """BC-4.9: the actor looks at an unprotected face-down card."""
+    card = turn.state["castles"][move["target"]][SLOT_INDEX[move["slot"]]]
+    card["knowers"] |= only(seat)
+    turn.emit(EVENT_PEEKED, seat, target=move["target"], slot=move["slot"], card=card["card"])
+    finish_special(turn)
+
+
+HANDLERS: dict[str, Handler] = {
+    MOVE_PLACE: do_place, MOVE_REPLACE: do_replace, MOVE_STASH: do_stash,
+    MOVE_CLEAR: do_clear, MOVE_FLIP: do_flip, MOVE_SWAP: do_swap, MOVE_PEEK: do_peek,
+}
+
+
+# ==========================================================================
+# Views and event redaction: what a viewer sees (BC-5, BC-7)
 # ==========================================================================
 def shown(viewer: Viewer, card: str | None, public: bool, owner: int | None = None) -> str | None:
     """BC-5: ``card`` if it is public, the viewer is admin or the viewer is
@@ -450,103 +543,6 @@ def card_entry(viewer: Viewer, card: str, public: bool, owner: int | None, knowe
     return entry
 
 
-def redact(event: Event, viewer: Viewer) -> Event:
-    """BC-5.6: an event as ``viewer`` may see it (admin: everything)."""
-    kind, actor = event["type"], event["seat"]
-    if kind == EV_DREW:
-        public = event["kind"] == SPECIAL_KIND
-    elif kind in (EV_PLACED, EV_REPLACED):
-        public = event["face"] == UP
-    elif kind == EV_STASHED:
-        public = event["face"] == UP or event["removed_face"] == UP
-    elif kind == EV_PEEKED:
-        public = False
-    else:
-        return event
-    out = {**event, "card": shown(viewer, event["card"], public, actor)}
-    if kind == EV_REPLACED:
-        removed_public = event["removed_face"] == UP or event["target"] == actor
-        out["removed"] = shown(viewer, event["removed"], removed_public, actor)
-    return out
-
-
-# ==========================================================================
-# The engine
-# ==========================================================================
-class BiberClan(Game):
-    """BiberClan: build a five-card beaver castle, steal and protect cards."""
-
-    id = GAME_ID
-    title = "BiberClan"
-    min_players = 2
-    max_players = 6
-    summary = ("Place number cards face up or down in your own or others' castles, steal "
-               "unprotected cards, play compulsory specials; a completed castle starts the "
-               "final lap; highest total after the rounds wins, five of a kind wins at once.")
-    options = (
-        Option("rounds", INT, 5, minimum=1, maximum=10, description="rounds in the match (BC-2.1, D2)"),
-        Option("with_biberbande", BOOL, False,
-               description="add Biberbande's numbers and swap/peek specials: 120 cards (BC-1.3)"),
-        deck_option(), decks_option(), first_seat_option(), recall_option(),
-        Option("max_turns", INT, 200, minimum=1, maximum=1000,
-               description="turns per round after which a round nobody completes ends (D18)"),
-    )
-
-    # --- setup ---------------------------------------------------------
-    def canonical_deck(self, options: dict[str, Any]) -> list[str]:
-        return canonical(bool(options.get("with_biberbande")))
-
-    def new_state(self, names: list[str], seed: int, options: dict[str, Any]) -> tuple[State, list[Event]]:
-        """BC-3: round 1 from ``deck``/``decks[0]`` or the seed."""
-        decks = options.get("decks") or ([options["deck"]] if options.get("deck") else [])
-        state: State = {
-            "status": ACTIVE, "result": None, "names": list(names), "seed": seed,
-            "rounds": options["rounds"], "max_turns": options["max_turns"], "recall": options["recall"],
-            "with_biberbande": options["with_biberbande"], "decks": [pack(d) for d in decks],
-            "phase": PLACE, "scores": [0] * len(names), "round_scores": [], "last_round": None,
-        }
-        events: list[Event] = []
-        start_round(state, 1, options["first_seat"], events)
-        return state, events
-
-    # --- turn ------------------------------------------------------------
-    def to_act(self, state: State) -> list[int]:
-        return [state["seat"]] if state["status"] == ACTIVE else []
-
-    def legal_moves(self, state: State, seat: int) -> list[Move]:
-        """BC-4.3 … BC-4.9 in BC-4.12 order; empty for seats not to act."""
-        if state["status"] != ACTIVE or seat != state["seat"]:
-            return []
-        phase = state["phase"]
-        if phase == PLACE:
-            return place_moves(state, seat)
-        if phase == STASH:
-            return stash_moves(state, seat)
-        return special_moves(state, seat, state["held"]["card"])
-
-    def apply(self, state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
-        new = clone(state)
-        events: list[Event] = []
-        MOVE_HANDLERS[move["type"]](new, seat, move, events)
-        return new, events
-
-    def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
-        """A reason from public information only (BC-5.8)."""
-        reason = explain_slot(state, seat, move) if move.get("type") in legal_types(legal) else None
-        return reason or super().why_illegal(state, seat, move, legal)
-
-    # --- views -----------------------------------------------------------
-    def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
-        """BC-7: the state as ``viewer`` may see it."""
-        return {"status": state["status"], "round": state["round"], "rounds": state["rounds"],
-                "phase": state["phase"], "to_act": self.to_act(state), "scores": list(state["scores"]),
-                "players": [player_view(state, o, viewer) for o in range(len(state["names"]))],
-                "board": board_view(state, viewer), "result": clone(state["result"])}
-
-    def redact_event(self, event: Event, viewer: Viewer) -> Event:
-        return redact(event, viewer)
-
-
 def player_view(state: State, owner: int, viewer: Viewer) -> dict[str, Any]:
     """BC-7.1: counts and the castle; face-down cards hidden unless finished."""
     castle = state["castles"][owner]
@@ -563,6 +559,11 @@ def player_view(state: State, owner: int, viewer: Viewer) -> dict[str, Any]:
         slots[SLOTS[i]] = entry
     return {"seat": owner, "name": state["names"][owner], "cards": card_count(castle),
             "face_up": face_up_count(castle), "castle": slots}
+
+
+def players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
+    """BC-7.1 for every seat."""
+    return [player_view(state, owner, viewer) for owner in range(len(state["names"]))]
 
 
 def held_view(state: State, viewer: Viewer) -> dict[str, Any] | None:
@@ -593,31 +594,95 @@ def board_view(state: State, viewer: Viewer) -> dict[str, Any]:
     return board
 
 
-# ==========================================================================
-# Explanations for refused moves (public information only, BC-5.8)
-# ==========================================================================
-def legal_types(legal: list[Move]) -> set[str]:
-    return {m["type"] for m in legal}
+def redact_drew(event: Event, viewer: Viewer) -> Event:
+    """BC-5.6: a drawn special is public (D5), a drawn number the drawer's (D4)."""
+    return {**event, "card": shown(viewer, event["card"], event["kind"] == KIND_SPECIAL, event["seat"])}
 
 
-def explain_slot(state: State, actor: int, move: Move) -> str | None:
-    """Why a move of a possible type names a slot it may not use."""
-    target = move.get("target", actor)
-    slot = move.get("slot")
-    if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < len(state["names"]) \
-            or not isinstance(slot, str) or slot not in SLOT_INDEX:
-        return None
-    castle, i = state["castles"][target], SLOT_INDEX[slot]
-    if move["type"] in (PLACE, STASH):
-        if castle[i] is not None:
-            return f"slot {slot} of seat {target} is taken; use 'replace' to exchange its card"
-        if any(castle[s] is None for s in SUPPORTS.get(i, ())):
-            return f"top slot {slot} needs both slots under it filled first (BC-1.4)"
-        if target != actor and card_count(castle) > 3:
-            return "only the owner may place the fifth card of a castle (BC-4.3, D10)"
-        return None
-    if castle[i] is None:
-        return f"slot {slot} of seat {target} is empty"
-    if is_protected(castle, i, target == actor):
-        return f"the card in seat {target}'s slot {slot} is protected against you (BC-4.1)"
-    return None
+def redact_placed(event: Event, viewer: Viewer) -> Event:
+    """BC-5.6: the placed card is public if face up, else the actor's."""
+    return {**event, "card": shown(viewer, event["card"], event["face"] == UP, event["seat"])}
+
+
+def redact_replaced(event: Event, viewer: Viewer) -> Event:
+    """BC-5.6: ``card`` as for ``placed``; ``removed`` is public if it lay face
+    up or the actor took it from its own castle (to the discard), else the
+    actor's."""
+    actor = event["seat"]
+    removed_public = event["removed_face"] == UP or event["target"] == actor
+    return {**event, "card": shown(viewer, event["card"], event["face"] == UP, actor),
+            "removed": shown(viewer, event["removed"], removed_public, actor)}
+
+
+def redact_stashed(event: Event, viewer: Viewer) -> Event:
+    """BC-5.6: the stashed card is public if it goes face up or was public when
+    stolen (``removed_face`` up), else the actor's."""
+    public = event["face"] == UP or event["removed_face"] == UP
+    return {**event, "card": shown(viewer, event["card"], public, event["seat"])}
+
+
+EVENTS = {
+    EVENT_ROUND_STARTED: PUBLIC,
+    EVENT_DREW: Redacted(redact_drew),
+    EVENT_SPECIAL_VOID: PUBLIC,
+    EVENT_RESHUFFLED: PUBLIC,
+    EVENT_PLACED: Redacted(redact_placed),
+    EVENT_REPLACED: Redacted(redact_replaced),
+    EVENT_STASHED: Redacted(redact_stashed),
+    EVENT_CLEARED: PUBLIC,
+    EVENT_FLIPPED: PUBLIC,
+    EVENT_SWAPPED: PUBLIC,
+    EVENT_PEEKED: Private(("card",)),
+    EVENT_CASTLE_COMPLETED: PUBLIC,
+    EVENT_ROUND_ENDED: PUBLIC,
+    EVENT_MATCH_ENDED: PUBLIC,
+}
+
+
+# ==========================================================================
+# The engine
+# ==========================================================================
+class BiberClan(Game):
+    """BiberClan: build a five-card beaver castle, steal and protect cards."""
+
+    id = GAME_ID
+    title = "BiberClan"
+    min_players = 2
+    max_players = 6
+    summary = ("Place number cards face up or down in your own or others' castles, steal "
+               "unprotected cards, play compulsory specials; a completed castle starts the "
+               "final lap; highest total after the rounds wins, five of a kind wins at once.")
+    options = (
+        Option("rounds", INT, 5, minimum=1, maximum=10, description="rounds in the match (BC-2.1, D2)"),
+        Option("with_biberbande", BOOL, False,
+               description="add Biberbande's numbers and swap/peek specials: 120 cards (BC-1.3)"),
+        deck_option(), decks_option(), first_seat_option(), recall_option(),
+        Option("max_turns", INT, 200, minimum=1, maximum=1000,
+               description="turns per round after which a round nobody completes ends (D18)"),
+    )
+    events = EVENTS
+    handlers = HANDLERS
+
+    def canonical_deck(self, options: dict[str, Any]) -> list[str]:
+        return canonical(bool(options.get("with_biberbande")))
+
+    def setup(self, turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
+        setup(turn, names, seed, options)
+
+    def to_act(self, state: State) -> list[int]:
+        """BC-10.3: exactly the seat whose turn it is, while active."""
+        return [state["seat"]] if state["status"] == ACTIVE else []
+
+    def seat_moves(self, state: State, seat: int) -> list[Move]:
+        return seat_moves(state, seat)
+
+    def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
+        return players_view(state, viewer)
+
+    def board_view(self, state: State, viewer: Viewer) -> dict[str, Any]:
+        return board_view(state, viewer)
+
+    def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
+        """A reason from public information only (BC-5.8)."""
+        reason = explain_slot(state, seat, move) if move.get("type") in {m["type"] for m in legal} else None
+        return reason or super().why_illegal(state, seat, move, legal)
