@@ -1,8 +1,12 @@
 """13 Beavers (``thirteen-beavers``): a push-your-luck race down the river.
 
-Rules reference: ``spec/games/thirteen-beavers.md``; rule ids ``TB-<section>.<n>``
-and decisions ``D<n>`` in docstrings point there.  One match is one race of
-2–6 beavers; the engine is the card master (it turns every card).
+One match is one race of 2–6 beavers.  On its turn a seat guesses whether the
+next card is higher or lower than the face-up one, moving its beaver forward
+on every right answer, and secures its progress with its dam before a wrong
+answer sends the beaver back; the first beaver in Paradise wins.  The engine
+is the card master: it turns every card.
+
+Rules: ``docs/games/thirteen-beavers.md`` (rule ids ``TB-n.m``, decisions ``Dn``).
 
 Shuffle contract (TB-3.1, TB-4.11).  Part of the public contract: recorded
 matches replay from it, so changing it is a breaking change.
@@ -35,12 +39,33 @@ nothing: a seat never loses sight of a value it saw, so no view has ``known``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from engine.core import (
-    ACTIVE, FINISHED, INT, PERMUTATION, STRING, Event, Game, Move, Option, State,
-    Viewer, clone, deck_option, first_seat_option, make_result, recall_option,
-    reshuffle_key, round_deck, seat_after, seeded_shuffle,
+    ACTIVE,
+    FINISHED,
+    INT,
+    PERMUTATION,
+    PUBLIC,
+    STRING,
+    Event,
+    EventRule,
+    Game,
+    Handler,
+    Move,
+    Option,
+    Redacted,
+    State,
+    Turn,
+    Viewer,
+    deck_option,
+    first_seat_option,
+    make_result,
+    recall_option,
+    reshuffle_key,
+    round_deck,
+    seat_after,
+    seeded_shuffle,
 )
 
 GAME_ID = "thirteen-beavers"
@@ -57,21 +82,34 @@ WOLVES = (AWAKE,) * 4 + (ASLEEP,)
 START, WATER, AVENUE, LAVA, FISH_POND, RAPIDS, WOLF, PARADISE = (
     "start", "water", "avenue", "lava", "fish", "rapids", "wolf", "paradise")
 
-# --- phases, moves, directions, outcomes ------------------------------------
-PLAY, OVER = "play", "over"
-USE_TURBO, GUESS, DAM = "use_turbo", "guess", "dam"          # + RAPIDS, AVENUE
-HIGHER, LOWER = "higher", "lower"
-RIGHT, WRONG, EQUAL, EXACT, MISS = "right", "wrong", "equal", "exact", "miss"
+# --- phases ------------------------------------------------------------------
+PHASE_PLAY, PHASE_FINISHED = "play", "over"
 
-# --- events (TB-8.1) and their causes / reasons -----------------------------
-MATCH_STARTED, TURN_STARTED, TURBO_USED, ANSWERED, VISION_USED = (
+# --- moves (TB-4.2) and their parameters -------------------------------------
+MOVE_USE_TURBO, MOVE_GUESS, MOVE_RAPIDS, MOVE_AVENUE, MOVE_DAM = (
+    "use_turbo", "guess", "rapids", "avenue", "dam")
+HIGHER, LOWER = "higher", "lower"
+
+# --- outcomes of an answer (TB-4.5, D6) ---------------------------------------
+OUTCOME_RIGHT, OUTCOME_WRONG, OUTCOME_EQUAL, OUTCOME_EXACT, OUTCOME_MISS = (
+    "right", "wrong", "equal", "exact", "miss")
+
+# --- events (TB-8.1) ----------------------------------------------------------
+EVENT_MATCH_STARTED, EVENT_TURN_STARTED, EVENT_TURBO_USED, EVENT_ANSWERED, EVENT_VISION_USED = (
     "match_started", "turn_started", "turbo_used", "answered", "vision_used")
-MOVED, DAM_PLACED, WOLF_REVEALED, CAVE_OPENED, FISH_CAUGHT = (
+EVENT_MOVED, EVENT_DAM_PLACED, EVENT_WOLF_REVEALED, EVENT_CAVE_OPENED, EVENT_FISH_CAUGHT = (
     "moved", "dam_placed", "wolf_revealed", "cave_opened", "fish_caught")
-TURN_ENDED, RESHUFFLED, MATCH_ENDED = "turn_ended", "reshuffled", "match_ended"
-BACK_TO_DAM, RAPIDS_BACK, TO_START = "back_to_dam", "rapids_back", "to_start"
-RAPIDS_WRONG, AVENUE_MISS, WOLF_AWAKE = "rapids_wrong", "avenue_miss", "wolf_awake"
-MAX_TURNS = "max_turns"
+EVENT_TURN_ENDED, EVENT_RESHUFFLED, EVENT_MATCH_ENDED = "turn_ended", "reshuffled", "match_ended"
+
+# --- reasons (TB-8.1): ``cause`` of moved / dam_placed, ``reason`` of
+# turn_ended / match_ended --------------------------------------------------
+REASON_RIGHT, REASON_WRONG, REASON_EQUAL, REASON_VISION, REASON_STINKY = (
+    "right", "wrong", "equal", "vision", "stinky")
+REASON_RAPIDS, REASON_RAPIDS_BACK, REASON_RAPIDS_WRONG = "rapids", "rapids_back", "rapids_wrong"
+REASON_AVENUE, REASON_AVENUE_MISS, REASON_TO_START = "avenue", "avenue_miss", "to_start"
+REASON_BACK_TO_DAM, REASON_DAM, REASON_LAVA = "back_to_dam", "dam", "lava"
+REASON_WOLF, REASON_WOLF_AWAKE = "wolf", "wolf_awake"
+REASON_PARADISE, REASON_MAX_TURNS = "paradise", "max_turns"
 
 
 # ---------------------------------------------------------------------------
@@ -127,54 +165,113 @@ BOARDS = {
 
 
 # ---------------------------------------------------------------------------
-# Hidden information (TB-5): the one place that decides what a viewer sees.
+# Pure rules: answers, legal moves, why a move is refused.
 # ---------------------------------------------------------------------------
-def visible_fish(fish: str, owner: int, viewer: Viewer) -> str | None:
-    """TB-5.3: a fish id is shown to its holder and the admin; stinky to all."""
-    return fish if fish == STINKY or viewer.sees_private(owner) else None
+def outcome_of(move: Move, previous: str, card: str) -> str:
+    """TB-4.5, D6: right/wrong/equal for guess and rapids, exact/miss for avenue."""
+    if move["type"] == MOVE_AVENUE:
+        return OUTCOME_EXACT if card == move["value"] else OUTCOME_MISS
+    new, old = int(card), int(previous)
+    if new == old:
+        return OUTCOME_EQUAL
+    return OUTCOME_RIGHT if (new > old) == (move["dir"] == HIGHER) else OUTCOME_WRONG
 
 
-def visible_pile(items: list[str], viewer: Viewer) -> list[str | None]:
-    """TB-5.2: draw order, pond and cave are admin only; others see the count."""
-    return list(items) if viewer.is_admin else [None] * len(items)
+def two_ways(kind: str, vision: bool) -> list[Move]:
+    """TB-4.2 (2)–(4): higher, lower, then both armed with Vision if held."""
+    moves: list[Move] = [{"type": kind, "dir": HIGHER}, {"type": kind, "dir": LOWER}]
+    if vision:
+        moves += [{"type": kind, "dir": HIGHER, "vision": True}, {"type": kind, "dir": LOWER, "vision": True}]
+    return moves
 
 
-def _redact_fish_caught(event: Event, viewer: Viewer) -> Event:
-    return {**event, "fish": visible_fish(event["fish"], event["seat"], viewer)}
+def seat_moves(state: State, seat: int) -> list[Move]:
+    """TB-4.2, in its exact order, for the active seat."""
+    held, answers = state["fish"][seat], state["answers"]
+    kind = BOARDS[state["board"]].kinds[state["beaver"][seat]]
+    moves: list[Move] = []
+    if TURBO in held and answers == 0 and not state["turbo"]:
+        moves.append({"type": MOVE_USE_TURBO})
+    moves += two_ways(MOVE_GUESS, VISION in held)
+    if kind == RAPIDS:
+        moves += two_ways(MOVE_RAPIDS, VISION in held)
+    elif kind == AVENUE:
+        moves += [{"type": MOVE_AVENUE, "value": v} for v in CARD_VALUES]
+    if answers >= 1 and kind != LAVA:
+        moves.append({"type": MOVE_DAM})
+    return moves
 
 
-def _redact_reshuffled(event: Event, viewer: Viewer) -> Event:
-    return {**event, "draw": visible_pile(event["draw"], viewer)}
+def normalize_move(move: Move) -> Move:
+    """TB-4.3: ``"vision": false`` is the same move as no ``vision`` field."""
+    if move.get("vision") is False:
+        return {k: v for k, v in move.items() if k != "vision"}
+    return move
 
 
-EVENT_REDACTIONS: dict[str, Callable[[Event, Viewer], Event]] = {
-    FISH_CAUGHT: _redact_fish_caught,
-    RESHUFFLED: _redact_reshuffled,
-}
+def bad_parameters(move: Move) -> str | None:
+    """Why a move of a legal type has wrong parameters (TB-4.2, TB-4.3)."""
+    if move["type"] == MOVE_AVENUE and move.get("value") not in CARD_VALUES:
+        return 'avenue needs "value": a card id string "1"…"13" (TB-4.2)'
+    if move["type"] not in (MOVE_GUESS, MOVE_RAPIDS):
+        return None
+    if move.get("dir") not in (HIGHER, LOWER):
+        return f'dir must be "{HIGHER}" or "{LOWER}" (TB-4.2)'
+    if move.get("vision") is True:
+        return '"vision": true needs a held vision fish (TB-4.2, D12)'
+    if "vision" in move:
+        return '"vision" must be true or false (TB-4.3)'
+    return None
+
+
+def unavailable(state: State, seat: int, kind: Any) -> str | None:
+    """Why a move type is not possible now (TB-4.2), from the seat's own facts."""
+    space = state["beaver"][seat]
+    if kind == MOVE_USE_TURBO:
+        return ("use_turbo needs a held turbo fish, before the turn's first answer, "
+                "with turbo not yet on (TB-4.2, D11)")
+    if kind == MOVE_DAM:
+        return ("dam needs at least one answer this turn (D5)" if state["answers"] == 0
+                else f"no dam on lava: space {space} is lava (TB-4.2, D7)")
+    if kind in (MOVE_RAPIDS, MOVE_AVENUE):
+        return f"{kind} answers are only possible on the {kind} space; the beaver is on space {space} (TB-4.2)"
+    return None
 
 
 # ---------------------------------------------------------------------------
-# Rules: a working copy of the state plus the events it produces.
+# A move being applied: the working copy of the state, the events it
+# produces in play order (TB-8.2), and the steps the handlers share.
 # ---------------------------------------------------------------------------
-class _Match:
-    """Mutates ``s`` (a private copy) and records events in play order (TB-8.2)."""
+class _Match(Turn):
+    """The working state of one 13 Beavers apply (or the setup)."""
 
-    def __init__(self, state: State):
-        self.s = state
-        self.board = BOARDS[state["board"]]
-        self.events: list[Event] = []
-
-    def emit(self, kind: str, seat: int | None, **fields: Any) -> None:
-        self.events.append({"type": kind, "seat": seat, **fields})
+    @property
+    def board(self) -> Board:
+        return BOARDS[self.state["board"]]
 
     def closed_wolf(self, space: int) -> bool:
         """The wolf space while the cave is closed (TB-4.9, TB-4.10)."""
-        return self.board.kinds[space] == WOLF and bool(self.s["cave"])
+        return self.board.kinds[space] == WOLF and bool(self.state["cave"])
 
     # --- cards ---------------------------------------------------------
+    def answer(self, seat: int, move: Move) -> tuple[str, bool]:
+        """TB-4.5: turn a card, report it, reshuffle if needed.  Vision
+        (TB-4.6, D12) turns a wrong answer into a right one.  Returns the
+        outcome and whether Vision saved it."""
+        previous, card = self.turn_card()
+        outcome = outcome_of(move, previous, card)
+        self.emit(EVENT_ANSWERED, seat, move=move["type"], dir=move.get("dir"), value=move.get("value"),
+                  previous=previous, card=card, outcome=outcome)
+        self.reshuffle_if_empty()
+        if outcome == OUTCOME_WRONG and move.get("vision"):
+            self.spend(seat, VISION)
+            self.emit(EVENT_VISION_USED, seat)
+            return OUTCOME_RIGHT, True
+        return outcome, False
+
     def turn_card(self) -> tuple[str, str]:
         """TB-4.5: reveal the top draw card; returns (old face-up, new face-up)."""
-        s = self.s
+        s = self.state
         previous, card = s["face_up"], s["draw"].pop(0)
         s["discard"].append(previous)
         s["face_up"] = card
@@ -183,46 +280,46 @@ class _Match:
 
     def reshuffle_if_empty(self) -> None:
         """TB-4.11: an empty draw pile is refilled from the shuffled discard."""
-        s = self.s
+        s = self.state
         if s["draw"]:
             return
         s["reshuffles"] += 1
         s["draw"] = seeded_shuffle(s["discard"], reshuffle_key(GAME_ID, s["seed"], 1, s["reshuffles"]))
         s["discard"] = []
-        self.emit(RESHUFFLED, None, face_up=s["face_up"], draw=list(s["draw"]))
+        self.emit(EVENT_RESHUFFLED, None, face_up=s["face_up"], draw=list(s["draw"]))
 
     # --- fish ----------------------------------------------------------
     def spend(self, seat: int, fish: str) -> None:
         """TB-4.4, TB-4.6: a held fish goes to ``used_fish``."""
-        self.s["fish"][seat].remove(fish)
-        self.s["used_fish"].append(fish)
+        self.state["fish"][seat].remove(fish)
+        self.state["used_fish"].append(fish)
 
     def go_fishing(self, seat: int) -> None:
         """TB-4.12(a), D13: a dam newly on the fish space catches the first fish."""
-        s = self.s
+        s = self.state
         dam = s["dam"][seat]
         if self.board.kinds[dam] != FISH_POND or dam == s["turn_dam"] or not s["pond"]:
             return
         fish = s["pond"].pop(0)
-        self.emit(FISH_CAUGHT, seat, fish=fish)
+        self.emit(EVENT_FISH_CAUGHT, seat, fish=fish)
         if fish != STINKY:
             s["fish"][seat].append(fish)
             return
         s["used_fish"].append(fish)
-        self.send_back(seat, self.board.water_at_or_behind(dam - 2), STINKY)
+        self.send_back(seat, self.board.water_at_or_behind(dam - 2), REASON_STINKY)
 
     # --- pieces --------------------------------------------------------
     def move_beaver(self, seat: int, to: int, cause: str) -> None:
         """TB-8.1: ``moved`` whenever a beaver changes space."""
-        start = self.s["beaver"][seat]
+        start = self.state["beaver"][seat]
         if start != to:
-            self.s["beaver"][seat] = to
-            self.emit(MOVED, seat, **{"from": start, "to": to, "cause": cause})
+            self.state["beaver"][seat] = to
+            self.emit(EVENT_MOVED, seat, **{"from": start, "to": to, "cause": cause})
 
     def place_dam(self, seat: int, space: int, cause: str) -> None:
         """TB-8.1: ``dam_placed`` whenever a rule places the dam, even in place."""
-        self.s["dam"][seat] = space
-        self.emit(DAM_PLACED, seat, space=space, cause=cause)
+        self.state["dam"][seat] = space
+        self.emit(EVENT_DAM_PLACED, seat, space=space, cause=cause)
 
     def send_back(self, seat: int, space: int, cause: str) -> None:
         """Beaver and dam both to ``space`` (lava, rapids, avenue miss, stinky)."""
@@ -231,7 +328,7 @@ class _Match:
 
     def forward(self, seat: int, steps: int, cause: str) -> None:
         """TB-4.9: step by step; stop at Paradise or the closed wolf space."""
-        space = self.s["beaver"][seat]
+        space = self.state["beaver"][seat]
         for _ in range(steps):
             space = self.board.next[space][0]
             if space == self.board.paradise or self.closed_wolf(space):
@@ -243,176 +340,192 @@ class _Match:
         """TB-4.9: Paradise wins (TB-6.1); the closed wolf space places the dam
         and reveals (TB-4.10); anything else does nothing."""
         if space == self.board.paradise:
-            self.place_dam(seat, space, PARADISE)
-            self.finish(PARADISE)
+            self.place_dam(seat, space, REASON_PARADISE)
+            self.finish(REASON_PARADISE)
         elif self.closed_wolf(space):
-            self.place_dam(seat, space, WOLF)
+            self.place_dam(seat, space, REASON_WOLF)
             self.reveal_wolf(seat)
 
     def reveal_wolf(self, seat: int) -> None:
         """TB-4.10: awake ends the turn; asleep opens the cave for good."""
-        s = self.s
+        s = self.state
         token = s["cave"].pop(0)
         s["wolf_out"].append(token)
-        self.emit(WOLF_REVEALED, seat, token=token)
+        self.emit(EVENT_WOLF_REVEALED, seat, token=token)
         if token == AWAKE:
-            self.end_turn(seat, WOLF_AWAKE)
+            self.end_turn(seat, REASON_WOLF_AWAKE)
             return
         removed, s["cave"] = s["cave"], []
         s["wolf_out"].extend(removed)
-        self.emit(CAVE_OPENED, seat, removed=list(removed))
+        self.emit(EVENT_CAVE_OPENED, seat, removed=list(removed))
 
     # --- turns and the end ---------------------------------------------
     def start_turn(self, seat: int) -> None:
         """TB-4.1: reset the turn; a beaver on the closed wolf space reveals."""
-        s = self.s
+        s = self.state
         s.update(active=seat, answers=0, turbo=False, turn_dam=s["dam"][seat])
-        self.emit(TURN_STARTED, seat, turn=s["turn"])
+        self.emit(EVENT_TURN_STARTED, seat, turn=s["turn"])
         if self.closed_wolf(s["beaver"][seat]):
             self.reveal_wolf(seat)
 
     def end_turn(self, seat: int, reason: str) -> None:
         """TB-4.12: fishing, then ``max_turns`` (TB-6.2) or the next seat."""
         self.go_fishing(seat)
-        self.emit(TURN_ENDED, seat, reason=reason)
-        s = self.s
+        self.emit(EVENT_TURN_ENDED, seat, reason=reason)
+        s = self.state
         if s["turn"] == s["max_turns"]:
-            self.finish(MAX_TURNS)
+            self.finish(REASON_MAX_TURNS)
             return
         s["turn"] += 1
         self.start_turn(seat_after(seat, len(s["names"])))
 
     def finish(self, reason: str) -> None:
         """TB-6.1 – TB-6.3: rank by dam position, highest first."""
-        s = self.s
-        s.update(status=FINISHED, phase=OVER, active=None,
+        s = self.state
+        s.update(status=FINISHED, phase=PHASE_FINISHED, active=None,
                  result=make_result(s["dam"], lowest_wins=False, reason=reason))
-        self.emit(MATCH_ENDED, None, reason=reason, winners=list(s["result"]["winners"]))
+        self.emit(EVENT_MATCH_ENDED, None, reason=reason, winners=list(s["result"]["winners"]))
 
 
 # ---------------------------------------------------------------------------
-# Moves (TB-4.4 – TB-4.12).
+# Setup (TB-3) and the move handlers (TB-4.4 – TB-4.12).
 # ---------------------------------------------------------------------------
-def outcome_of(move: Move, previous: str, card: str) -> str:
-    """TB-4.5, D6: right/wrong/equal for guess and rapids, exact/miss for avenue."""
-    if move["type"] == AVENUE:
-        return EXACT if card == move["value"] else MISS
-    new, old = int(card), int(previous)
-    if new == old:
-        return EQUAL
-    return RIGHT if (new > old) == (move["dir"] == HIGHER) else WRONG
+def setup(turn: _Match, names: list[str], seed: int, options: dict[str, Any]) -> None:
+    """TB-3.1 – TB-3.3: the river, the shuffled piles, the first turn."""
+    n = len(names)
+    deck = round_deck(GAME_ID, seed, 1, DECK, options)
+    turn.state.update({
+        "status": ACTIVE, "result": None, "phase": PHASE_PLAY, "seed": seed,
+        "board": options["board"], "max_turns": options["max_turns"],
+        "names": list(names), "beaver": [0] * n, "dam": [0] * n, "fish": [[] for _ in range(n)],
+        "face_up": deck[0], "draw": deck[1:], "discard": [], "reshuffles": 0,
+        "pond": list(options["fish"] or seeded_shuffle(FISH, f"{GAME_ID}:{seed}:fish")),
+        "used_fish": [],
+        "cave": list(options["wolves"] or seeded_shuffle(WOLVES, f"{GAME_ID}:{seed}:wolves")),
+        "wolf_out": [],
+        "turn": 1, "active": None, "answers": 0, "turbo": False, "turn_dam": 0,
+    })
+    turn.emit(EVENT_MATCH_STARTED, None, first_seat=options["first_seat"], face_up=deck[0])
+    turn.start_turn(options["first_seat"])
 
 
-def _use_turbo(m: _Match, seat: int, move: Move) -> None:
-    """TB-4.4, D11."""
-    m.spend(seat, TURBO)
-    m.s["turbo"] = True
-    m.emit(TURBO_USED, seat)
+def do_use_turbo(turn: _Match, seat: int, move: Move) -> None:
+    """TB-4.4, D11: the turn's right guesses move two spaces."""
+    turn.spend(seat, TURBO)
+    turn.state["turbo"] = True
+    turn.emit(EVENT_TURBO_USED, seat)
 
 
-def _answer(m: _Match, seat: int, move: Move) -> None:
-    """TB-4.5: turn a card, report it, reshuffle if needed, then resolve.
-    Vision (TB-4.6, D12) turns a wrong answer into a right one."""
-    previous, card = m.turn_card()
-    outcome = outcome_of(move, previous, card)
-    m.emit(ANSWERED, seat, move=move["type"], dir=move.get("dir"), value=move.get("value"),
-           previous=previous, card=card, outcome=outcome)
-    m.reshuffle_if_empty()
-    cause = RAPIDS if move["type"] == RAPIDS else RIGHT
-    if outcome == WRONG and move.get("vision"):
-        m.spend(seat, VISION)
-        m.emit(VISION_USED, seat)
-        outcome, cause = RIGHT, VISION
-    RESOLVE[move["type"]](m, seat, outcome, cause)
-
-
-def _resolve_guess(m: _Match, seat: int, outcome: str, cause: str) -> None:
-    """TB-4.6, D7."""
-    space = m.s["beaver"][seat]
-    if outcome == RIGHT:
-        m.forward(seat, 2 if m.s["turbo"] else 1, cause)
-    elif outcome == WRONG:
-        m.move_beaver(seat, m.s["dam"][seat], BACK_TO_DAM)
-        m.end_turn(seat, WRONG)
-    elif m.board.is_lava(space):
-        m.send_back(seat, m.board.water_behind(space), LAVA)
-        m.end_turn(seat, LAVA)
+def do_guess(turn: _Match, seat: int, move: Move) -> None:
+    """TB-4.6, D7: right moves on (two with turbo), wrong returns the beaver
+    to its dam, equal places the dam (on lava: both back to water)."""
+    outcome, saved = turn.answer(seat, move)
+    space = turn.state["beaver"][seat]
+    if outcome == OUTCOME_RIGHT:
+        turn.forward(seat, 2 if turn.state["turbo"] else 1, REASON_VISION if saved else REASON_RIGHT)
+    elif outcome == OUTCOME_WRONG:
+        turn.move_beaver(seat, turn.state["dam"][seat], REASON_BACK_TO_DAM)
+        turn.end_turn(seat, REASON_WRONG)
+    elif turn.board.is_lava(space):
+        turn.send_back(seat, turn.board.water_behind(space), REASON_LAVA)
+        turn.end_turn(seat, REASON_LAVA)
     else:
-        m.place_dam(seat, space, EQUAL)
-        m.end_turn(seat, EQUAL)
+        turn.place_dam(seat, space, REASON_EQUAL)
+        turn.end_turn(seat, REASON_EQUAL)
 
 
-def _resolve_rapids(m: _Match, seat: int, outcome: str, cause: str) -> None:
+def do_rapids(turn: _Match, seat: int, move: Move) -> None:
     """TB-4.7, D8: three forward (turbo ignored), or back to min(dam, R−3)."""
-    space = m.s["beaver"][seat]
-    if outcome == RIGHT:
-        m.forward(seat, 3, cause)
-    elif outcome == WRONG:
-        m.send_back(seat, m.board.water_at_or_behind(min(m.s["dam"][seat], space - 3)), RAPIDS_BACK)
-        m.end_turn(seat, RAPIDS_WRONG)
+    outcome, saved = turn.answer(seat, move)
+    space = turn.state["beaver"][seat]
+    if outcome == OUTCOME_RIGHT:
+        turn.forward(seat, 3, REASON_VISION if saved else REASON_RAPIDS)
+    elif outcome == OUTCOME_WRONG:
+        back = turn.board.water_at_or_behind(min(turn.state["dam"][seat], space - 3))
+        turn.send_back(seat, back, REASON_RAPIDS_BACK)
+        turn.end_turn(seat, REASON_RAPIDS_WRONG)
     else:
-        m.place_dam(seat, space, EQUAL)
-        m.end_turn(seat, EQUAL)
+        turn.place_dam(seat, space, REASON_EQUAL)
+        turn.end_turn(seat, REASON_EQUAL)
 
 
-def _resolve_avenue(m: _Match, seat: int, outcome: str, cause: str) -> None:
+def do_avenue(turn: _Match, seat: int, move: Move) -> None:
     """TB-4.8, D9: exact jumps to the exit; a miss sends beaver and dam to Start."""
-    if outcome == EXACT:
-        exit_space = m.board.next[m.s["beaver"][seat]][1]
-        m.move_beaver(seat, exit_space, AVENUE)
-        m.land(seat, exit_space)
+    outcome, _ = turn.answer(seat, move)
+    if outcome == OUTCOME_EXACT:
+        exit_space = turn.board.next[turn.state["beaver"][seat]][1]
+        turn.move_beaver(seat, exit_space, REASON_AVENUE)
+        turn.land(seat, exit_space)
     else:
-        m.send_back(seat, 0, TO_START)
-        m.end_turn(seat, AVENUE_MISS)
+        turn.send_back(seat, 0, REASON_TO_START)
+        turn.end_turn(seat, REASON_AVENUE_MISS)
 
 
-def _dam(m: _Match, seat: int, move: Move) -> None:
+def do_dam(turn: _Match, seat: int, move: Move) -> None:
     """TB-4.12: secure the progress and end the turn."""
-    m.place_dam(seat, m.s["beaver"][seat], DAM)
-    m.end_turn(seat, DAM)
+    turn.place_dam(seat, turn.state["beaver"][seat], REASON_DAM)
+    turn.end_turn(seat, REASON_DAM)
 
 
-RESOLVE: dict[str, Callable[[_Match, int, str, str], None]] = {
-    GUESS: _resolve_guess, RAPIDS: _resolve_rapids, AVENUE: _resolve_avenue}
-APPLY: dict[str, Callable[[_Match, int, Move], None]] = {
-    USE_TURBO: _use_turbo, GUESS: _answer, RAPIDS: _answer, AVENUE: _answer, DAM: _dam}
+HANDLERS: dict[str, Handler] = {
+    MOVE_USE_TURBO: do_use_turbo, MOVE_GUESS: do_guess, MOVE_RAPIDS: do_rapids,
+    MOVE_AVENUE: do_avenue, MOVE_DAM: do_dam,
+}
 
 
-def _two_ways(kind: str, vision: bool) -> list[Move]:
-    """TB-4.2 (2)–(4): higher, lower, then both armed with Vision if held."""
-    moves: list[Move] = [{"type": kind, "dir": HIGHER}, {"type": kind, "dir": LOWER}]
-    if vision:
-        moves += [{"type": kind, "dir": HIGHER, "vision": True}, {"type": kind, "dir": LOWER, "vision": True}]
-    return moves
+# ---------------------------------------------------------------------------
+# Views (TB-7) and events (TB-8); hidden information (TB-5) is decided by
+# ``visible_fish`` and ``visible_pile`` only.
+# ---------------------------------------------------------------------------
+def visible_fish(fish: str, owner: int, viewer: Viewer) -> str | None:
+    """TB-5.3: a fish id is shown to its holder and the admin; stinky to all."""
+    return fish if fish == STINKY or viewer.sees_private(owner) else None
 
 
-def _bad_parameters(move: Move) -> str | None:
-    """Why a move of a legal type has wrong parameters (TB-4.2, TB-4.3)."""
-    if move["type"] == AVENUE and move.get("value") not in CARD_VALUES:
-        return 'avenue needs "value": a card id string "1"…"13" (TB-4.2)'
-    if move["type"] not in (GUESS, RAPIDS):
-        return None
-    if move.get("dir") not in (HIGHER, LOWER):
-        return f'dir must be "{HIGHER}" or "{LOWER}" (TB-4.2)'
-    if move.get("vision") is True:
-        return '"vision": true needs a held vision fish (TB-4.2, D12)'
-    if "vision" in move:
-        return '"vision" must be true or false (TB-4.3)'
-    return None
+def visible_pile(items: list[str], viewer: Viewer) -> list[str | None]:
+    """TB-5.2: draw order, pond and cave are admin only; others see the count."""
+    return list(items) if viewer.is_admin else [None] * len(items)
 
 
-def _unavailable(state: State, seat: int, kind: Any) -> str | None:
-    """Why a move type is not possible now (TB-4.2)."""
-    space = state["beaver"][seat]
-    if kind == USE_TURBO:
-        return ("use_turbo needs a held turbo fish, before the turn's first answer, "
-                "with turbo not yet on (TB-4.2, D11)")
-    if kind == DAM:
-        return ("dam needs at least one answer this turn (D5)" if state["answers"] == 0
-                else f"no dam on lava: space {space} is lava (TB-4.2, D7)")
-    if kind in (RAPIDS, AVENUE):
-        return f"{kind} answers are only possible on the {kind} space; the beaver is on space {space} (TB-4.2)"
-    return None
+def players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
+    """TB-7.2: positions are public, held fish per TB-5.3."""
+    return [{"seat": i, "name": name, "beaver": state["beaver"][i], "dam": state["dam"][i],
+             "fish": [visible_fish(f, i, viewer) for f in state["fish"][i]]}
+            for i, name in enumerate(state["names"])]
+
+
+def board_view(state: State, viewer: Viewer) -> dict[str, Any]:
+    """TB-7.1: the river and the piles (draw, pond and cave per TB-5.2)."""
+    board = BOARDS[state["board"]]
+    active = state["active"]
+    return {
+        "layout": board.name, "paradise": board.paradise, "spaces": board.spaces(),
+        "face_up": state["face_up"], "discard": list(state["discard"]),
+        "draw": visible_pile(state["draw"], viewer), "pond": visible_pile(state["pond"], viewer),
+        "used_fish": list(state["used_fish"]), "cave": visible_pile(state["cave"], viewer),
+        "wolf_out": list(state["wolf_out"]), "cave_open": not state["cave"],
+        "turn": state["turn"], "max_turns": state["max_turns"],
+        "active": None if active is None else
+        {"seat": active, "answers": state["answers"], "turbo": state["turbo"]},
+    }
+
+
+def redact_fish_caught(event: Event, viewer: Viewer) -> Event:
+    """TB-5.3: the caught fish as the view shows a held one (stinky is public)."""
+    return {**event, "fish": visible_fish(event["fish"], event["seat"], viewer)}
+
+
+def redact_reshuffled(event: Event, viewer: Viewer) -> Event:
+    """TB-5.2: the new draw order is admin only."""
+    return {**event, "draw": visible_pile(event["draw"], viewer)}
+
+
+EVENTS: dict[str, EventRule] = {
+    EVENT_MATCH_STARTED: PUBLIC, EVENT_TURN_STARTED: PUBLIC, EVENT_TURBO_USED: PUBLIC,
+    EVENT_ANSWERED: PUBLIC, EVENT_VISION_USED: PUBLIC, EVENT_MOVED: PUBLIC, EVENT_DAM_PLACED: PUBLIC,
+    EVENT_WOLF_REVEALED: PUBLIC, EVENT_CAVE_OPENED: PUBLIC, EVENT_FISH_CAUGHT: Redacted(redact_fish_caught),
+    EVENT_TURN_ENDED: PUBLIC, EVENT_RESHUFFLED: Redacted(redact_reshuffled), EVENT_MATCH_ENDED: PUBLIC,
+}
 
 
 # ---------------------------------------------------------------------------
@@ -443,96 +556,45 @@ class ThirteenBeavers(Game):
         recall_option("accepted for uniformity; changes nothing here: every value a seat saw "
                       "stays visible to it, so no view has `known` (TB-5.6)"),
     )
+    events = EVENTS
+    handlers = HANDLERS
+    turn_class = _Match
 
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return list(DECK)
 
-    def new_state(self, names: list[str], seed: int, options: dict[str, Any]) -> tuple[State, list[Event]]:
-        """TB-3.1 – TB-3.3."""
-        n = len(names)
-        deck = round_deck(self.id, seed, 1, DECK, options)
-        state: State = {
-            "status": ACTIVE, "result": None, "phase": PLAY, "seed": seed,
-            "board": options["board"], "max_turns": options["max_turns"],
-            "names": list(names), "beaver": [0] * n, "dam": [0] * n, "fish": [[] for _ in range(n)],
-            "face_up": deck[0], "draw": deck[1:], "discard": [], "reshuffles": 0,
-            "pond": list(options["fish"] or seeded_shuffle(FISH, f"{self.id}:{seed}:fish")),
-            "used_fish": [],
-            "cave": list(options["wolves"] or seeded_shuffle(WOLVES, f"{self.id}:{seed}:wolves")),
-            "wolf_out": [],
-            "turn": 1, "active": None, "answers": 0, "turbo": False, "turn_dam": 0,
-        }
-        m = _Match(state)
-        m.emit(MATCH_STARTED, None, first_seat=options["first_seat"], face_up=deck[0])
-        m.start_turn(options["first_seat"])
-        return m.s, m.events
+    def setup(self, turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
+        assert isinstance(turn, _Match)
+        setup(turn, names, seed, options)
 
     def to_act(self, state: State) -> list[int]:
         return [state["active"]] if state["status"] == ACTIVE else []
 
-    def legal_moves(self, state: State, seat: int) -> list[Move]:
-        """TB-4.2, in its exact order; other seats have none."""
-        if state["status"] != ACTIVE or seat != state["active"]:
-            return []
-        held, answers = state["fish"][seat], state["answers"]
-        kind = BOARDS[state["board"]].kinds[state["beaver"][seat]]
-        moves: list[Move] = []
-        if TURBO in held and answers == 0 and not state["turbo"]:
-            moves.append({"type": USE_TURBO})
-        moves += _two_ways(GUESS, VISION in held)
-        if kind == RAPIDS:
-            moves += _two_ways(RAPIDS, VISION in held)
-        elif kind == AVENUE:
-            moves += [{"type": AVENUE, "value": v} for v in CARD_VALUES]
-        if answers >= 1 and kind != LAVA:
-            moves.append({"type": DAM})
-        return moves
+    def seat_moves(self, state: State, seat: int) -> list[Move]:
+        return seat_moves(state, seat)
 
     def normalize_move(self, move: Move) -> Move:
-        """TB-4.3: ``"vision": false`` is the same move as no ``vision`` field."""
-        if move.get("vision") is False:
-            return {k: v for k, v in move.items() if k != "vision"}
-        return move
-
-    def apply(self, state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
-        m = _Match(clone(state))
-        APPLY[move["type"]](m, seat, move)
-        return m.s, m.events
+        return normalize_move(move)
 
     def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
         """Name the TB-4.2 condition ``move`` misses (only the seat's own facts)."""
         kind = move.get("type")
-        if kind in {m["type"] for m in legal}:
-            detail = _bad_parameters(move)
-        else:
-            detail = _unavailable(state, seat, kind)
+        detail = bad_parameters(move) if kind in {m["type"] for m in legal} else unavailable(state, seat, kind)
         return detail or super().why_illegal(state, seat, move, legal)
 
-    def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
-        """TB-7; hidden parts per TB-5 through ``visible_fish``/``visible_pile``."""
-        board = BOARDS[state["board"]]
-        active = state["active"]
-        return {
-            "status": state["status"], "round": 1, "rounds": 1, "phase": state["phase"],
-            "to_act": self.to_act(state),
-            "players": [{"seat": i, "name": name, "beaver": state["beaver"][i], "dam": state["dam"][i],
-                         "fish": [visible_fish(f, i, viewer) for f in state["fish"][i]]}
-                        for i, name in enumerate(state["names"])],
-            "board": {
-                "layout": board.name, "paradise": board.paradise, "spaces": board.spaces(),
-                "face_up": state["face_up"], "discard": list(state["discard"]),
-                "draw": visible_pile(state["draw"], viewer), "pond": visible_pile(state["pond"], viewer),
-                "used_fish": list(state["used_fish"]), "cave": visible_pile(state["cave"], viewer),
-                "wolf_out": list(state["wolf_out"]), "cave_open": not state["cave"],
-                "turn": state["turn"], "max_turns": state["max_turns"],
-                "active": None if active is None else
-                {"seat": active, "answers": state["answers"], "turbo": state["turbo"]},
-            },
-            "scores": list(state["dam"]),
-            "result": None if state["result"] is None else clone(state["result"]),
-        }
+    def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
+        return players_view(state, viewer)
 
-    def redact_event(self, event: Event, viewer: Viewer) -> Event:
-        """TB-5.2, TB-5.3 through the same functions as :meth:`view`."""
-        redact = EVENT_REDACTIONS.get(event["type"])
-        return redact(event, viewer) if redact else dict(event)
+    def board_view(self, state: State, viewer: Viewer) -> dict[str, Any]:
+        return board_view(state, viewer)
+
+    def round_of(self, state: State) -> int:
+        """One match is one race: always round 1 of 1."""
+        return 1
+
+    def rounds_of(self, state: State) -> int:
+        return 1
+
+    def scores_of(self, state: State) -> list[int]:
+        """TB-6.3: a seat's score is its dam's space."""
+        return list(state["dam"])
