@@ -3,25 +3,33 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+SERVE_STAMP := $(VENV)/.installed-serve
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 export HOST PORT
 
-.PHONY: install run test test-fast openapi bench bench-arena redis-server clean
+.PHONY: install run lint test test-fast openapi bench bench-arena redis-server clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# Re-install whenever pyproject.toml changes.
+# Re-install whenever pyproject.toml changes.  Everything (server, arena,
+# tests, lint tools); it covers what serving needs, so it also marks that done.
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
-	touch $(STAMP)
+	touch $(STAMP) $(SERVE_STAMP)
 
+# Only what serving needs ([project.dependencies]).
+$(SERVE_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(SERVE_STAMP)
+
+## Install everything: server, arena (lodge-arena), test and lint tools.
 install: $(STAMP)
 
 ## Serve the API with gunicorn on $(HOST):$(PORT); embedded store unless REDIS_URL is set.
-run: $(STAMP)
+run: $(SERVE_STAMP)
 	exec $(BIN)/gunicorn -c deploy/gunicorn.conf.py 'service.app:create_app()'
 
 ## redis-server from Debian's packages (the tests start and stop their own instance).
@@ -33,6 +41,11 @@ redis-server:
 	  else \
 	    echo "redis-server is missing: run 'sudo apt-get install redis-server'" >&2; exit 1; \
 	  fi; }
+
+## ruff and mypy (configured in pyproject.toml; engine/ is strict).
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 ## The whole suite, against the embedded store and a real redis-server.
 test: $(STAMP) redis-server

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from tests.servers import ROOT
+from devtools.servers import ROOT
 
 
 def write_report(report: dict, name: str) -> Path:

@@ -10,8 +10,8 @@ import tempfile
 from pathlib import Path
 
 from bench import engine_bench, http_bench, write_report
+from devtools.servers import start_redis, stop_process
 from engine import REGISTRY
-from tests.servers import start_redis, stop_process
 
 
 def main() -> None:

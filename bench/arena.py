@@ -19,8 +19,8 @@ from pathlib import Path
 from arena import results, tournament
 from arena.entrants import Entrant
 from bench import write_report
+from devtools.servers import start_gunicorn, start_redis, stop_process
 from engine import REGISTRY
-from tests.servers import start_gunicorn, start_redis, stop_process
 
 
 def throughput(url: str, game: str, matches: int) -> dict:

@@ -15,16 +15,16 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import requests
 
 from bench.servers import cpu_seconds
+from devtools.servers import LODGE_APP, start_gunicorn, stop_process
 from engine import REGISTRY
 from engine.core import FINISHED
-from tests.servers import LODGE_APP, start_gunicorn, stop_process
 
 CLIENTS = 4
 REQUESTS = 3000

@@ -21,6 +21,7 @@ from arena.results import wilson
 from engine.core import FINISHED
 from engine.mein_lieber_biber import MeinLieberBiber
 
+
 def round_endings(game: MeinLieberBiber, players: int, seed: int, threshold: int,
                   rng: random.Random) -> list[str]:
     """Play one match with uniformly random legal moves; the reason each round ended."""
@@ -47,7 +48,7 @@ def main() -> None:
     for players in range(2, 6):
         rng = random.Random(f"mlb-tipping:{args.seed}:{players}")
         counts: Counter = Counter()
-        for match in range(args.matches):
+        for _match in range(args.matches):
             counts.update(round_endings(game, players, rng.getrandbits(63), args.threshold, rng))
         total += counts
         report(f"{players} players", counts)

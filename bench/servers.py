@@ -1,4 +1,4 @@
-"""What the benchmark needs beyond tests/servers.py (which starts redis-server
+"""What the benchmark needs beyond devtools/servers.py (which starts redis-server
 and gunicorn on free loopback ports and stops them by PID): a server's CPU
 time, read from /proc, so throughput can be quoted per server CPU-second."""
 from __future__ import annotations

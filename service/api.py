@@ -11,24 +11,25 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import wraps
 from http import HTTPStatus
-from typing import Any, Callable
+from typing import Any
 
 import flask_smorest
 import marshmallow as ma
 import orjson
 from flask import Response, request
-from flask_smorest.utils import prepare_response
-from webargs.flaskparser import FlaskParser, is_json_request
+from webargs.flaskparser import is_json_request
 
 from service.errors import CODES, PROBLEM_JSON
 from service.schemas import ProblemSchema
+from service.smorest_compat import ApiBase, ParserBase, copy_apidoc, prepare_response
 
 JSON = "application/json"
 
 
-class Parser(FlaskParser):
+class Parser(ParserBase):
     """webargs' Flask parser with 400 for invalid input, including JSON
     nested too deeply for the decoder (a RecursionError would be a 500).
 
@@ -39,22 +40,25 @@ class Parser(FlaskParser):
 
     DEFAULT_VALIDATION_STATUS = 400
 
-    def _raw_load_json(self, req: Any) -> Any:
+    def load_json_body(self, req: Any) -> Any:
         if is_json_request(req):
             try:
                 return orjson.loads(req.get_data(cache=True))
             except orjson.JSONDecodeError:
                 pass
         try:
-            return super()._raw_load_json(req)
+            return super().load_json_body(req)
         except RecursionError:
             raise json.JSONDecodeError("JSON nested too deeply", "<nested>", 0) from None
+
+
+View = Callable[..., Any]
 
 
 class Blueprint(flask_smorest.Blueprint):
     ARGUMENTS_PARSER = Parser()
 
-    def lazy_arguments(self, schema: Any, *, location: str) -> Callable[[Callable], Callable]:
+    def lazy_arguments(self, schema: Any, *, location: str) -> Callable[[View], View]:
         """``arguments`` for a query string or headers, minus the parser's cost
         when the request carries none of the schema's fields (the usual case
         on the move path): the view then gets the schema's defaults.  Any of
@@ -63,7 +67,7 @@ class Blueprint(flask_smorest.Blueprint):
         defaults = schema.load({})
         parser = self.ARGUMENTS_PARSER
 
-        def decorator(func: Callable) -> Callable:
+        def decorator(func: View) -> View:
             documented = self.arguments(schema, location=location)(func)
 
             @wraps(func)
@@ -75,19 +79,19 @@ class Blueprint(flask_smorest.Blueprint):
                     parsed = dict(defaults)
                 return func(*args, parsed, **kwargs)
 
-            wrapper._apidoc = documented._apidoc
+            copy_apidoc(wrapper, documented)
             return wrapper
 
         return decorator
 
-    def body_arguments(self, schema: Any) -> Callable[[Callable], Callable]:
+    def body_arguments(self, schema: Any) -> Callable[[View], View]:
         """``arguments`` for a JSON body, with a fast path for valid bodies:
         orjson and the schema's own ``load``.  Anything the fast path does not
         accept goes through the full webargs parse, so errors are exactly the
         parser's."""
         parser = self.ARGUMENTS_PARSER
 
-        def decorator(func: Callable) -> Callable:
+        def decorator(func: View) -> View:
             documented = self.arguments(schema)(func)
 
             @wraps(func)
@@ -100,18 +104,18 @@ class Blueprint(flask_smorest.Blueprint):
                     parsed = parser.parse(schema, request, location="json")
                 return func(*args, parsed, **kwargs)
 
-            wrapper._apidoc = documented._apidoc
+            copy_apidoc(wrapper, documented)
             return wrapper
 
         return decorator
 
-    def problems(self, *codes: str) -> Callable[[Callable], Callable]:
+    def problems(self, *codes: str) -> Callable[[View], View]:
         """Document the error responses an operation may give, by code."""
         by_status: dict[int, list[str]] = {}
         for code in codes:
             by_status.setdefault(CODES[code][0], []).append(code)
 
-        def decorator(func: Callable) -> Callable:
+        def decorator(func: View) -> View:
             documented = func
             for status, group in sorted(by_status.items(), reverse=True):
                 documented = self.alt_response(
@@ -119,19 +123,19 @@ class Blueprint(flask_smorest.Blueprint):
                     description="Problem details; `code`: " + ", ".join(f"`{c}`" for c in group))(documented)
             # Keep the documentation, drop alt_response's runtime wrappers:
             # they only call the view, and cost a coroutine check each.
-            func._apidoc = documented._apidoc
+            copy_apidoc(func, documented)
             return func
 
         return decorator
 
 
-class Api(flask_smorest.Api):
+class Api(ApiBase):
     ERROR_SCHEMA = ProblemSchema
 
-    def _register_error_handlers(self) -> None:
+    def register_error_handlers(self) -> None:
         """Left to :func:`service.errors.register` (one error shape)."""
 
-    def _register_responses(self) -> None:
+    def register_responses(self) -> None:
         """Named error responses (lazy: only those referenced are emitted)."""
         names = [status.name for status in HTTPStatus if status >= 400]
         for name in [*names, self.DEFAULT_ERROR_RESPONSE_NAME]:

@@ -8,17 +8,18 @@ from __future__ import annotations
 from typing import Any
 
 import redis
+from flask import Flask, request
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
-from flask import Flask, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from service import errors, metrics
 from service.api import Api
 from service.config import Settings
 from service.context import EXTENSION
-from service.core import Lodge
+from service.matches import Lodge
 from service.routes import games, matches, ops
+from service.smorest_compat import SyncFlask, url_rule
 from service.store import Store
 
 API_DESCRIPTION = """\
@@ -28,15 +29,6 @@ moves taken from `legal-moves`.  Every error is `application/problem+json`
 with a stable `code`.  Send `Authorization: Bearer <token>` (a seat token or
 the admin token); without one you are a spectator where that is allowed.
 """
-
-
-class LodgeFlask(Flask):
-    """Flask without the per-call coroutine check: Lodge has no async views
-    or hooks, and the check runs for every view wrapper and hook of every
-    request."""
-
-    def ensure_sync(self, func: Any) -> Any:
-        return func
 
 
 def create_app(redis_client: Any = None, *, settings: Settings | None = None,
@@ -55,7 +47,7 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     if redis_client is None:
         redis_client = _client(settings)
 
-    app = LodgeFlask("lodge", static_folder=None)
+    app = SyncFlask("lodge", static_folder=None)  # Lodge has no async views or hooks
     app.config.update(
         MAX_CONTENT_LENGTH=settings.max_body,
         API_TITLE="Lodge",
@@ -72,7 +64,7 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
                 "description": "a seat token or the admin token of the match"}}},
         },
     )
-    app.json.sort_keys = False
+    app.json.sort_keys = False  # type: ignore[attr-defined]  # the DefaultJSONProvider
     app.extensions[EXTENSION] = Lodge(Store(redis_client, ttl=settings.match_ttl,
                                             cache_size=settings.cache_size), registry)
     api = Api(app)
@@ -117,18 +109,13 @@ def _client(settings: Settings) -> Any:
     return fakeredis.FakeRedis()
 
 
-def app_rule(api: Api, endpoint: str) -> Any:
-    """The URL rule of an endpoint of the app ``api`` belongs to."""
-    return next(r for r in api._app.url_map.iter_rules() if r.endpoint == endpoint)
-
-
 def _document_doc_routes(api: Api) -> None:
     """The document and the docs page are endpoints too."""
-    api.spec.path(rule=app_rule(api, "api-docs.openapi_json"), operations={"get": {
+    api.spec.path(rule=url_rule(api, "api-docs.openapi_json"), operations={"get": {
         "tags": ["ops"], "summary": "This OpenAPI document",
         "responses": {"200": {"description": "OpenAPI 3 document",
                               "content": {"application/json": {"schema": {"type": "object"}}}}}}})
-    api.spec.path(rule=app_rule(api, "api-docs.openapi_swagger_ui"), operations={"get": {
+    api.spec.path(rule=url_rule(api, "api-docs.openapi_swagger_ui"), operations={"get": {
         "tags": ["ops"], "summary": "Browsable API documentation (Swagger UI)",
         "responses": {"200": {"description": "HTML page",
                               "content": {"text/html": {"schema": {"type": "string"}}}}}}})

@@ -13,10 +13,9 @@ import hashlib
 import hmac
 import re
 import secrets
-from typing import Callable
+from collections.abc import Callable
 
 from engine.core import ADMIN_VIEWER, SPECTATOR_VIEWER, Viewer, seat_viewer
-
 from service.errors import ApiError
 from service.store import Meta
 
@@ -89,7 +88,7 @@ def identify(meta: Meta, header: str | None, load_meta: Callable[[str], Meta | N
 
 def require_token(viewer: Viewer, what: str) -> None:
     """401 for a caller without a token where one is needed."""
-    if viewer.role == "spectator":
+    if viewer.is_spectator:
         raise ApiError("unauthenticated", f"{what} needs a seat or admin bearer token")
 
 
@@ -116,6 +115,9 @@ def acting_seat(viewer: Viewer, seat: int | None, players: int, what: str) -> in
                            f"the admin token acts for any seat: name it with ?seat=k (0…{players - 1})",
                            errors={"seat": ["required with the admin token"]})
         return seat
-    if seat is not None and seat != viewer.seat:
-        raise ApiError("forbidden", f"this token is for seat {viewer.seat}, not seat {seat}")
-    return viewer.seat
+    own = viewer.seat
+    if own is None:  # neither admin nor a seat: nothing to act for
+        raise ApiError("forbidden", f"{what} needs a seat or admin bearer token")
+    if seat is not None and seat != own:
+        raise ApiError("forbidden", f"this token is for seat {own}, not seat {seat}")
+    return own

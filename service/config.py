@@ -2,29 +2,38 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
-def _int(env: dict[str, str], name: str, default: int) -> int:
+def _number(env: Mapping[str, str], name: str, default: float, kind: type[float] | type[int]) -> float:
     raw = env.get(name)
     if raw is None or raw.strip() == "":
         return default
     try:
-        return int(raw)
+        return kind(raw)
     except ValueError:
-        raise ValueError(f"environment variable {name} must be an integer, got {raw!r}") from None
+        noun = "an integer" if kind is int else "a number"
+        raise ValueError(f"environment variable {name} must be {noun}, got {raw!r}") from None
+
+
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    return int(_number(env, name, default, int))
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything the service can be told from outside.
+    """Everything the service can be told from outside (environment variable:
+    field).
 
-    ``REDIS_URL``: where the store lives; empty means an embedded in-process
-    fakeredis (single process only; ``deploy/gunicorn.conf.py`` starts a shared
-    one for several workers).  ``MATCH_TTL``: seconds of inactivity before a
-    match expires.  ``MATCH_CACHE_SIZE``: matches cached per worker.
-    ``REDIS_TIMEOUT``:
-    socket timeout, seconds.
+    ``REDIS_URL`` (``redis_url``): where the store lives; empty means an
+    embedded in-process fakeredis (single process only;
+    ``deploy/gunicorn.conf.py`` starts a shared one for several workers).
+    ``MATCH_TTL``: seconds of inactivity before a match expires.
+    ``MATCH_CACHE_SIZE`` (``cache_size``): matches cached per worker.
+    ``MAX_BODY``: the largest request body in bytes (larger: 413).
+    ``REDIS_TIMEOUT``: socket timeout, seconds.  ``RETRY_AFTER``: the
+    ``Retry-After`` seconds of a 503 ``store_unavailable``.
     """
 
     redis_url: str | None = None
@@ -35,11 +44,13 @@ class Settings:
     retry_after: int = 1
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
-        env = dict(os.environ if env is None else env)
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
         return cls(
             redis_url=env.get("REDIS_URL") or None,
             match_ttl=_int(env, "MATCH_TTL", cls.match_ttl),
             cache_size=_int(env, "MATCH_CACHE_SIZE", cls.cache_size),
-            redis_timeout=float(env.get("REDIS_TIMEOUT") or cls.redis_timeout),
+            max_body=_int(env, "MAX_BODY", cls.max_body),
+            redis_timeout=_number(env, "REDIS_TIMEOUT", cls.redis_timeout, float),
+            retry_after=_int(env, "RETRY_AFTER", cls.retry_after),
         )

@@ -117,12 +117,13 @@ def handle_http_exception(error: HTTPException) -> Response:
         return problem("invalid_request", _sentence(errors), **extra)
     if isinstance(error, RequestEntityTooLarge) or error.code == 413:
         _discard_body()
-        return problem("payload_too_large", "the request body is over the 64 KiB limit",
+        return problem("payload_too_large", f"the request body is over the {_size(request.max_content_length)} limit",
                        headers={"Connection": "close"})
     if error.code == 404:
         return problem("not_found", "no such path; GET /openapi.json lists every endpoint")
     if error.code == 405:
-        headers = {"Allow": ", ".join(error.valid_methods)} if getattr(error, "valid_methods", None) else None
+        allowed = getattr(error, "valid_methods", None)
+        headers = {"Allow": ", ".join(allowed)} if allowed else None
         return problem("method_not_allowed", "this path does not accept that method", headers=headers)
     if error.code == 500:
         return problem("internal_error", "the server failed; this is a bug, please report it")
@@ -130,6 +131,16 @@ def handle_http_exception(error: HTTPException) -> Response:
             "status": error.code, "detail": error.description or error.name,
             "code": "http_" + str(error.code)}
     return Response(orjson.dumps(body), status=error.code, content_type=PROBLEM_JSON)
+
+
+def _size(limit: int | None) -> str:
+    """A body limit in words: ``64 KiB``, ``1 MiB``, ``1000 bytes``."""
+    if limit is None:
+        return "configured"
+    for unit, scale in (("MiB", 1024 * 1024), ("KiB", 1024)):
+        if limit >= scale and limit % scale == 0:
+            return f"{limit // scale} {unit}"
+    return f"{limit} bytes"
 
 
 #: Most of an oversized body read and dropped so a keep-alive connection

@@ -10,8 +10,15 @@ import os
 import time
 
 from flask import Flask, Response, g, request
-from prometheus_client import (CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram,
-                               generate_latest, multiprocess, REGISTRY)
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
 
 REQUESTS = Counter("lodge_http_requests_total", "HTTP requests by endpoint, method and status",
                    ["endpoint", "method", "status"])

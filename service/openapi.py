@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import redis
 
+from service.smorest_compat import api_spec
 
-def document() -> dict:
+
+def document() -> dict[str, Any]:
     from service.app import create_app
 
     app = create_app(redis.Redis(host="127.0.0.1", port=1))  # never contacted
     with app.app_context():
-        return app.extensions["flask-smorest"]["apis"][""]["ext_obj"].spec.to_dict()
+        return api_spec(app)
 
 
 def main() -> None:

@@ -6,14 +6,20 @@ paths serialise with orjson and return a ready ``Response``.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import marshmallow as ma
-from engine.core import OPTION_TYPES, SEED_MAX
 from marshmallow import fields, validate
 
+from engine.core import OPTION_TYPES, SEED_MAX
+
 MAX_WAIT = 60
+#: Longest display name of a player.
 MAX_NAME = 64
+#: If-Match: a version tag ``"17"`` (a bare ``17`` is accepted too) or ``*``.
+IF_MATCH = r'^\s*((W/)?"-?[0-9]{1,18}"|-?[0-9]{1,18}|\*)\s*$'
+IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 
 
 # --------------------------------------------------------------------------
@@ -25,7 +31,7 @@ class CreateMatchSchema(ma.Schema):
 
     game = fields.String(required=True, metadata={"description": "game id", "example": "biberbande"})
     players = fields.Raw(required=True, metadata={
-        "description": "2…max display names (1…64 characters each), or a player count",
+        "description": f"2…max display names (1…{MAX_NAME} characters each), or a player count",
         "oneOf": [{"type": "array", "minItems": 2,
                    "items": {"type": "string", "minLength": 1, "maxLength": MAX_NAME}},
                   {"type": "integer", "minimum": 2}],
@@ -63,6 +69,20 @@ class EventsQuerySchema(ma.Schema):
         "description": "only events with a version above this (-1: all)"})
     wait = fields.Float(load_default=0, validate=validate.Range(min=0, max=MAX_WAIT), allow_nan=False,
                         metadata={"description": f"long-poll up to this many seconds (0…{MAX_WAIT})"})
+
+
+class ConditionalHeaders(ma.Schema):
+    if_none_match = fields.String(data_key="If-None-Match", metadata={
+        "description": '`"<version>"`: 304 Not Modified while the match is still at that version'})
+
+
+class MoveHeaders(ma.Schema):
+    if_match = fields.String(data_key="If-Match", metadata={
+        "pattern": IF_MATCH,
+        "description": '`"<version>"`: the version the move is meant for (like body `version`)'})
+    idempotency_key = fields.String(data_key="Idempotency-Key", validate=validate.Regexp(IDEMPOTENCY_KEY), metadata={
+        "description": "1…255 visible ASCII characters; a retry with the same key (same match, same "
+                       "token) returns the first response and applies nothing twice"})
 
 
 # --------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +48,7 @@ class Meta:
             "seats": self.seat_hashes, "created": self.created})
 
     @classmethod
-    def from_json(cls, match_id: str, raw: bytes) -> "Meta":
+    def from_json(cls, match_id: str, raw: bytes | str) -> Meta:
         d = orjson.loads(raw)
         return cls(match_id, d["game"], d["players"], d["seed"], d["options"],
                    d["admin"], d["seats"], d["created"])
@@ -109,8 +110,9 @@ class Store:
         ``entry`` goes to the move log, ``events`` (already version-stamped)
         to the event log.  With ``idem_key``, ``idem_record`` (see
         :func:`encode_record`) is stored under it; when the key already holds
-        a record, that response comes back instead and nothing is written.  On success the cache holds the new snapshot; on a
-        conflict it holds the stored one, which is returned.
+        a record, that response comes back instead and nothing is written.
+        On success the cache holds the new snapshot; on a conflict it holds
+        the stored one, which is returned.
         """
         k = Keys(match_id)
         keys = k.fixed()
@@ -206,12 +208,12 @@ class Store:
         self._meta.pop(match_id)
         self._snaps.pop(match_id)
 
-    def _read_snapshot(self, match_id: str, fields: list[bytes | None]) -> Snapshot | None:
-        version, state = fields
-        if version is None or state is None:
+    def _read_snapshot(self, match_id: str, fields: Sequence[bytes | str | None]) -> Snapshot | None:
+        raw_version, state = fields
+        if raw_version is None or state is None:
             self.forget(match_id)
             return None
-        version = int(version)
+        version = int(raw_version)
         cached = self._snaps.get(match_id)
         if cached is not None and cached.version == version:
             return cached
@@ -232,6 +234,6 @@ def encode_record(status: int, body: bytes) -> bytes:
     return orjson.dumps({"status": status, "body": orjson.Fragment(body)})
 
 
-def decode_record(raw: bytes) -> tuple[int, bytes]:
+def decode_record(raw: bytes | str) -> tuple[int, bytes]:
     record = orjson.loads(raw)
     return int(record["status"]), orjson.dumps(record["body"])

@@ -24,13 +24,13 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests import servers
+from devtools import servers
 from tests.http_helpers import W1_OPTIONS, Api, Match, Resp
-from tests.servers import free_port, stop_process
+from devtools.servers import free_port, stop_process
 
 
 # --------------------------------------------------------------------------
-# Processes (tests/servers.py); a server that cannot start fails the test.
+# Processes (devtools/servers.py); a server that cannot start fails the test.
 # --------------------------------------------------------------------------
 def closed_port() -> int:
     """A loopback port nobody listens on (bound then released)."""

@@ -22,7 +22,7 @@ from arena.client import LodgeClient
 from arena.entrants import Entrant
 from arena.replay import replay
 from tests.conftest import closed_port
-from tests.servers import ROOT
+from devtools.servers import ROOT
 
 pytestmark = pytest.mark.live
 

@@ -1,6 +1,7 @@
 """The game catalogue."""
 from __future__ import annotations
 
+from flask import Response
 from flask.views import MethodView
 
 from service.api import Blueprint, json_response
@@ -14,7 +15,7 @@ blp = Blueprint("games", __name__, url_prefix="/v1/games",
 @blp.route("")
 class Games(MethodView):
     @blp.response(200, GamesSchema)
-    def get(self):
+    def get(self) -> Response:
         """Every game of the catalogue"""
         return json_response({"games": lodge().catalogue()})
 
@@ -23,6 +24,6 @@ class Games(MethodView):
 class GameEntry(MethodView):
     @blp.response(200, GameSchema)
     @blp.problems("game_not_found")
-    def get(self, game: str):
+    def get(self, game: str) -> Response:
         """One game of the catalogue"""
         return json_response(lodge().game(game).catalogue())

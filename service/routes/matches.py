@@ -1,50 +1,41 @@
 """Match resources: create, view, legal moves, moves, events, record, delete.
 
-Views are thin: parse (schemas), call :class:`service.core.Lodge`, return an
+Views are thin: parse (schemas), call :class:`service.matches.Lodge`, return an
 orjson ``Response``.  The ``@blp.response`` decorators document the bodies.
 """
 from __future__ import annotations
 
 import re
+from typing import Any
 
-import marshmallow as ma
 from flask import Response, request, url_for
 from flask.views import MethodView
-from marshmallow import fields, validate
 
 from service.api import ETAG_HEADER, Blueprint, json_response
 from service.context import lodge
-from service.core import view_of
 from service.errors import ApiError
-from service.schemas import (CreatedMatchSchema, CreateMatchSchema, EventsQuerySchema, EventsSchema,
-                             LegalMovesSchema, MoveRequestSchema, MoveResultSchema, RecordSchema,
-                             SeatQuerySchema, ViewSchema)
+from service.schemas import (
+    ConditionalHeaders,
+    CreatedMatchSchema,
+    CreateMatchSchema,
+    EventsQuerySchema,
+    EventsSchema,
+    LegalMovesSchema,
+    MoveHeaders,
+    MoveRequestSchema,
+    MoveResultSchema,
+    RecordSchema,
+    SeatQuerySchema,
+    ViewSchema,
+)
 
 blp = Blueprint("matches", __name__, url_prefix="/v1/matches",
                 description="Matches: create, watch, play, follow, record, delete")
 
 #: Token optional (spectator without one) / required.
-OPTIONAL_TOKEN = [{}, {"bearer": []}]
-TOKEN = [{"bearer": []}]
-#: If-Match: a version tag ``"17"`` (a bare ``17`` is accepted too) or ``*``.
-IF_MATCH = r'^\s*((W/)?"-?[0-9]{1,18}"|-?[0-9]{1,18}|\*)\s*$'
-_ETAG = re.compile(r'\s*(?:W/)?"(-?\d{1,18})"\s*')
+OPTIONAL_TOKEN: list[dict[str, list[str]]] = [{}, {"bearer": []}]
+TOKEN: list[dict[str, list[str]]] = [{"bearer": []}]
 _VERSION_TAG = re.compile(r'\s*(?:(?:W/)?"(-?\d{1,18})"|(-?\d{1,18}))\s*')
-_IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
-
-
-class ConditionalHeaders(ma.Schema):
-    if_none_match = fields.String(data_key="If-None-Match", metadata={
-        "description": '`"<version>"`: 304 Not Modified while the match is still at that version'})
-
-
-class MoveHeaders(ma.Schema):
-    if_match = fields.String(data_key="If-Match", metadata={
-        "pattern": IF_MATCH,
-        "description": '`"<version>"`: the version the move is meant for (like body `version`)'})
-    idempotency_key = fields.String(data_key="Idempotency-Key", validate=validate.Regexp(_IDEMPOTENCY_KEY), metadata={
-        "description": "1…255 visible ASCII characters; a retry with the same key (same match, same "
-                       "token) returns the first response and applies nothing twice"})
 
 
 def _etag(version: int) -> dict[str, str]:
@@ -62,7 +53,7 @@ class Matches(MethodView):
         "Location": {"description": "URL of the new match", "schema": {"type": "string"}}, **ETAG_HEADER})
     @blp.problems("invalid_request", "game_not_found", "payload_too_large", "invalid_options",
                   "store_unavailable")
-    def post(self, body: dict):
+    def post(self, body: dict[str, Any]) -> Response:
         """Create a match
 
         Returns a bearer token per seat and an `admin_token` (sees everything,
@@ -81,20 +72,17 @@ class Match(MethodView):
     @blp.alt_response(304, description="Not Modified: still at the version of `If-None-Match`",
                       headers=ETAG_HEADER)
     @blp.problems("unauthenticated", "forbidden", "match_not_found", "store_unavailable")
-    def get(self, headers: dict, match_id: str):
+    def get(self, headers: dict[str, Any], match_id: str) -> Response:
         """The match as the caller may see it (spectator, seat or admin)"""
-        ctx = lodge()
-        meta, snap = ctx.load(match_id)
-        viewer = ctx.identify(meta, request.headers.get("Authorization"))
-        if _matches_version(headers.get("if_none_match"), snap.version):
-            return Response(status=304, headers=_etag(snap.version))
-        body = view_of(ctx.game(meta.game), meta, snap, viewer)
-        return json_response(body, 200, _etag(snap.version))
+        version, body = lodge().view(match_id, request.headers.get("Authorization"), headers.get("if_none_match"))
+        if body is None:
+            return Response(status=304, headers=_etag(version))
+        return json_response(body, 200, _etag(version))
 
     @blp.doc(security=TOKEN)
     @blp.response(204, description="Deleted")
     @blp.problems("unauthenticated", "forbidden", "match_not_found", "store_unavailable")
-    def delete(self, match_id: str):
+    def delete(self, match_id: str) -> Response:
         """Delete a match (admin token)"""
         lodge().delete(match_id, request.headers.get("Authorization"))
         return Response(status=204)
@@ -106,7 +94,7 @@ class LegalMoves(MethodView):
     @blp.lazy_arguments(SeatQuerySchema(), location="query")
     @blp.response(200, LegalMovesSchema, description="Every legal move of the seat now (empty: nothing to decide)")
     @blp.problems("invalid_request", "unauthenticated", "forbidden", "match_not_found", "store_unavailable")
-    def get(self, query: dict, match_id: str):
+    def get(self, query: dict[str, Any], match_id: str) -> Response:
         """Legal moves of a seat (seat token, or admin with `?seat=k`)"""
         body = lodge().legal_moves(match_id, request.headers.get("Authorization"), query.get("seat"))
         return json_response(body)
@@ -122,7 +110,7 @@ class Moves(MethodView):
                   headers=ETAG_HEADER)
     @blp.problems("invalid_request", "unauthenticated", "forbidden", "match_not_found", "version_conflict",
                   "not_your_turn", "match_finished", "payload_too_large", "illegal_move", "store_unavailable")
-    def post(self, query: dict, headers: dict, body: dict, match_id: str):
+    def post(self, query: dict[str, Any], headers: dict[str, Any], body: dict[str, Any], match_id: str) -> Response:
         """Apply one move
 
         Checks, in order: match exists, token, match finished, version (body
@@ -142,7 +130,7 @@ class Events(MethodView):
     @blp.lazy_arguments(EventsQuerySchema(), location="query")
     @blp.response(200, EventsSchema, description="Events after `after`, redacted for the caller")
     @blp.problems("invalid_request", "unauthenticated", "forbidden", "match_not_found", "store_unavailable")
-    def get(self, query: dict, match_id: str):
+    def get(self, query: dict[str, Any], match_id: str) -> Response:
         """Events after a version, optionally long-polling (`wait` seconds)"""
         body = lodge().events(match_id, request.headers.get("Authorization"), query["after"], query["wait"])
         return json_response(body)
@@ -153,19 +141,9 @@ class Record(MethodView):
     @blp.doc(security=OPTIONAL_TOKEN)
     @blp.response(200, RecordSchema, description="The full game record")
     @blp.problems("unauthenticated", "forbidden", "match_not_found", "store_unavailable")
-    def get(self, match_id: str):
+    def get(self, match_id: str) -> Response:
         """Game record (admin any time; anyone once the match is finished)"""
         return json_response(lodge().record(match_id, request.headers.get("Authorization")))
-
-
-def _matches_version(header: str | None, version: int) -> bool:
-    """``If-None-Match`` names the current version (or is ``*``)."""
-    if not header:
-        return False
-    if header.strip() == "*":
-        return True
-    return any((m := _ETAG.fullmatch(tag)) is not None and int(m.group(1)) == version
-               for tag in header.split(","))
 
 
 def _expected_version(in_body: int | None, if_match: str | None) -> int | None:

@@ -1,6 +1,7 @@
 """Operations: liveness, readiness, metrics."""
 from __future__ import annotations
 
+from flask import Response
 from flask.views import MethodView
 
 from service import metrics
@@ -14,7 +15,7 @@ blp = Blueprint("ops", __name__, description="Liveness, readiness and metrics")
 @blp.route("/healthz")
 class Health(MethodView):
     @blp.response(200, StatusSchema, description="The process serves requests")
-    def get(self):
+    def get(self) -> Response:
         """Liveness (never touches the store)"""
         return json_response({"status": "ok"})
 
@@ -23,7 +24,7 @@ class Health(MethodView):
 class Ready(MethodView):
     @blp.response(200, StatusSchema, description="The store answers")
     @blp.problems("store_unavailable")
-    def get(self):
+    def get(self) -> Response:
         """Readiness: the store answers PING"""
         lodge().store.ping()  # a Redis failure becomes 503 store_unavailable
         return json_response({"status": "ok"})
@@ -32,6 +33,6 @@ class Ready(MethodView):
 @blp.route("/metrics")
 class Metrics(MethodView):
     @blp.response(200, content_type="text/plain", description="Prometheus text exposition format")
-    def get(self):
+    def get(self) -> Response:
         """Prometheus metrics"""
         return metrics.exposition()

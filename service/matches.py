@@ -8,20 +8,32 @@ hidden reaches the wrong client.
 """
 from __future__ import annotations
 
+import re
 import secrets
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import orjson
-from engine.core import (FINISHED, Game, GameError, IllegalMove, InvalidOptions, MatchFinished,
-                         NotYourTurn, SEED_MAX, SPECTATOR_VIEWER, Viewer)
 
+from engine.core import (
+    FINISHED,
+    SEED_MAX,
+    SPECTATOR_VIEWER,
+    Game,
+    GameError,
+    IllegalMove,
+    InvalidOptions,
+    MatchFinished,
+    NotYourTurn,
+    Viewer,
+)
 from service import auth, metrics
 from service.errors import ApiError
+from service.schemas import MAX_NAME
 from service.store import Meta, Snapshot, Store, encode_record
 
-MAX_NAME = 64
 #: CAS attempts for a move without an explicit version before answering 409.
 MAX_ATTEMPTS = 8
 #: Long-poll: first and longest pause between two looks at the store.
@@ -40,7 +52,7 @@ class Lodge:
 
     # --- lookups -----------------------------------------------------------
     def game(self, game_id: str) -> Game:
-        game = self.registry.get(game_id)
+        game: Game | None = self.registry.get(game_id)
         if game is None:
             known = ", ".join(g.id for g in self.registry)
             raise ApiError("game_not_found", f"there is no game {game_id!r}; known games: {known}")
@@ -93,6 +105,17 @@ class Lodge:
                 "seats": [{"seat": i, "name": n, "token": t} for i, (n, t) in enumerate(zip(names, tokens))],
                 "admin_token": admin,
                 "state": view_of(game, meta, Snapshot(0, state), SPECTATOR_VIEWER)}
+
+    # --- view --------------------------------------------------------------
+    def view(self, match_id: str, authorization: str | None,
+             if_none_match: str | None) -> tuple[int, dict[str, Any] | None]:
+        """The current version and the caller's view, or None for the view
+        while ``If-None-Match`` names the current version (304)."""
+        meta, snap = self.load(match_id)
+        viewer = self.identify(meta, authorization)
+        if _matches_version(if_none_match, snap.version):
+            return snap.version, None
+        return snap.version, view_of(self.game(meta.game), meta, snap, viewer)
 
     # --- moves -------------------------------------------------------------
     def legal_moves(self, match_id: str, authorization: str | None, seat: int | None) -> dict[str, Any]:
@@ -153,7 +176,7 @@ class Lodge:
                 return 200, body, new_version
             if result.replay is not None:
                 return _replayed(result.replay)
-            if result.missing:
+            if result.conflict is None:  # neither applied, replayed nor refused: the match is gone
                 raise _not_found(match_id)
             if version is None:
                 metrics.CONFLICTS.labels("retried").inc()
@@ -197,7 +220,7 @@ class Lodge:
         snap, moves = found
         game = self.game(meta.game)
         if game.status(snap.state) != FINISHED and not viewer.is_admin:
-            if viewer.role == "spectator":
+            if viewer.is_spectator:
                 raise ApiError("unauthenticated", "the record of an unfinished match needs the admin token")
             raise ApiError("forbidden", "the record of an unfinished match is for the admin only")
         return {"game": meta.game, "players": meta.players, "seed": meta.seed, "options": meta.options,
@@ -244,6 +267,19 @@ def _try_move(game: Game, snap: Snapshot, seat: int, move: dict[str, Any],
         return game.play(snap.state, seat, move)
     except GameError as exc:
         return ApiError(_GAME_ERRORS.get(type(exc), "illegal_move"), exc.detail)
+
+
+_ETAG = re.compile(r'\s*(?:W/)?"(-?\d{1,18})"\s*')
+
+
+def _matches_version(header: str | None, version: int) -> bool:
+    """``If-None-Match`` names the current version (or is ``*``)."""
+    if not header:
+        return False
+    if header.strip() == "*":
+        return True
+    return any((m := _ETAG.fullmatch(tag)) is not None and int(m.group(1)) == version
+               for tag in header.split(","))
 
 
 def _replayed(replay: tuple[int, bytes]) -> tuple[int, bytes, int]:

@@ -1,0 +1,1 @@
+"""Development helpers shared by the tests and the benchmarks (not installed)."""

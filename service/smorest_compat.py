@@ -1,0 +1,90 @@
+"""Every use of flask-smorest, webargs and Flask internals, in one place.
+
+Lodge relies on a few things these libraries do not promise:
+
+* flask-smorest keeps an operation's documentation in the view function's
+  ``_apidoc`` attribute (:func:`copy_apidoc`);
+* ``Api._app`` is the app an ``Api`` was initialised with (:func:`url_rule`);
+* ``app.extensions["flask-smorest"]["apis"][""]["ext_obj"]`` is the ``Api``
+  (:func:`api_spec`);
+* ``Api.init_app`` calls ``_register_error_handlers`` and
+  ``_register_responses``, which :class:`ApiBase` turns into overridable
+  hooks;
+* webargs' ``FlaskParser._raw_load_json`` decodes a JSON body
+  (:class:`ParserBase`);
+* Flask wraps every view and hook in ``ensure_sync`` (:class:`SyncFlask`);
+* ``flask_smorest.utils.prepare_response`` fills a response's content.
+
+tests/test_smorest_compat.py checks each of them, so an upgrade that breaks
+one fails there rather than somewhere in the API.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import flask_smorest
+from flask import Flask
+from flask_smorest.utils import prepare_response
+from webargs.flaskparser import FlaskParser
+from werkzeug.routing import Rule
+
+__all__ = ["ApiBase", "ParserBase", "SyncFlask", "api_spec", "copy_apidoc", "prepare_response", "url_rule"]
+
+
+def copy_apidoc(target: Callable[..., Any], documented: Callable[..., Any]) -> None:
+    """Give ``target`` the operation documentation flask-smorest's decorators
+    attached to ``documented`` (so a hand-written wrapper is documented the
+    same)."""
+    target._apidoc = documented._apidoc  # type: ignore[attr-defined]
+
+
+def url_rule(api: flask_smorest.Api, endpoint: str) -> Rule:
+    """The URL rule of an endpoint of the app ``api`` was initialised with."""
+    app: Flask = api._app
+    return next(r for r in app.url_map.iter_rules() if r.endpoint == endpoint)
+
+
+def api_spec(app: Flask) -> dict[str, Any]:
+    """The OpenAPI document of the app's (only, unprefixed) ``Api``."""
+    api = app.extensions["flask-smorest"]["apis"][""]["ext_obj"]
+    spec: dict[str, Any] = api.spec.to_dict()
+    return spec
+
+
+class ApiBase(flask_smorest.Api):
+    """``flask_smorest.Api`` with its private setup steps as public hooks."""
+
+    def _register_error_handlers(self) -> None:
+        self.register_error_handlers()
+
+    def _register_responses(self) -> None:
+        self.register_responses()
+
+    def register_error_handlers(self) -> None:
+        """flask-smorest's error handlers (override to install others)."""
+        super()._register_error_handlers()
+
+    def register_responses(self) -> None:
+        """flask-smorest's named error responses (override to name others)."""
+        super()._register_responses()
+
+
+class ParserBase(FlaskParser):
+    """webargs' Flask parser with the JSON body decoding as a public hook."""
+
+    def _raw_load_json(self, req: Any) -> Any:
+        return self.load_json_body(req)
+
+    def load_json_body(self, req: Any) -> Any:
+        """The decoded JSON body (override to decode differently)."""
+        return super()._raw_load_json(req)
+
+
+class SyncFlask(Flask):
+    """Flask without the per-call coroutine check: for apps without async
+    views or hooks (the check runs for every view wrapper and hook of every
+    request)."""
+
+    def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        return func
