@@ -2,8 +2,9 @@
 
 Every match is played to its end with :func:`tests.playout.play_out`; after
 every move the invariants of spec section 10 are checked on the admin view,
-and the leak property is checked for every viewer against the admin view and
-an independent model of what each seat holds, rebuilt from the admin events.
+and the leak property is checked for every viewer and every field of every
+event and view against an independent model of what each viewer knows
+(:class:`Knowledge`), rebuilt from the admin events and the rules alone.
 """
 from __future__ import annotations
 
@@ -22,8 +23,6 @@ from tests.playout import Step, play_out, replay, snapshot_bytes, viewers
 GAME = MeinLieberBiber()
 CANON = {card: i for i, card in enumerate(CARDS)}
 STICKS = 60
-#: Event fields that only the acting seat and admin may see (MLB-5.4).
-PRIVATE_EVENT_FIELDS = {"dealt": "cards", "drew": "card", "exchanged": "drawn", "rewarded": "card"}
 ROUND_BOUND, LAID_BOUND, TOP_UP_BOUND = 186, 48, 42  # MLB-10.5
 
 SETTINGS = settings(max_examples=20, deadline=None)
@@ -46,34 +45,52 @@ def matches(draw) -> tuple[int, int, dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------
-# Independent model of the hands, fed with the admin events only.
+# Independent model of what each viewer knows, fed with the admin events only.
 # --------------------------------------------------------------------------
-class HandModel:
-    """Which cards each seat holds, from the (unredacted) events alone."""
+class Knowledge:
+    """Where the cards are and who knows them, from the (unredacted) events and the rules.
+
+    The cards move as MLB-8.1 says: dealt and drawn cards (top-ups, draws, card
+    rewards, the new card of an exchange) go into a hand; played, exchanged and
+    discarded cards go face up onto a discard pile; a new round gathers and
+    redeals them all.  What a viewer knows follows from where a card lies, not
+    from any field name: a seat knows the cards in its own hand (MLB-5.1),
+    everyone knows the face-up cards (MLB-5.3), nobody but the admin knows the
+    face-down piles (MLB-5.2), and a card a seat has seen stays in its hand or
+    face up until the cards are gathered (MLB-5.5), so nothing else is known.
+    An event type the model does not know moves no card.
+    """
 
     def __init__(self, n: int):
         self.hands: list[Counter] = [Counter() for _ in range(n)]
+        self.face_up: set[str] = set()
 
     def apply(self, event: dict[str, Any]) -> None:
         kind, seat = event["type"], event.get("seat")
         if kind == "round_started":
             self.hands = [Counter() for _ in self.hands]
+            self.face_up = set()
         elif kind == "dealt":
             self.hands[seat] = Counter(event["cards"])
         elif kind == "drew" or (kind == "rewarded" and event["take"] == "card"):
             self.hands[seat][event["card"]] += 1
         elif kind in ("played", "discarded"):
-            self._remove(seat, event["card"])
+            self._lay_down(seat, event["card"])
         elif kind == "exchanged":
-            self._remove(seat, event["card"])
+            self._lay_down(seat, event["card"])
             self.hands[seat][event["drawn"]] += 1
 
-    def _remove(self, seat: int, card: str) -> None:
+    def _lay_down(self, seat: int, card: str) -> None:
         assert self.hands[seat][card] == 1, f"seat {seat} laid down {card} it does not hold"
         del self.hands[seat][card]
+        self.face_up.add(card)
 
     def holds(self, seat: int | None, card: str) -> bool:
         return seat is not None and self.hands[seat][card] == 1
+
+    def knows(self, viewer: Viewer, card: str) -> bool:
+        """May ``viewer`` know which card this is (MLB-5.1..5.5)?"""
+        return viewer.is_admin or card in self.face_up or (viewer.role == SEAT and self.holds(viewer.seat, card))
 
 
 # --------------------------------------------------------------------------
@@ -138,73 +155,29 @@ class RoundCounter:
 
 
 # --------------------------------------------------------------------------
-# Leak property (MLB-5).
+# Leak property (MLB-5): every field of every event and view, for every viewer.
 # --------------------------------------------------------------------------
-def compare(seen: Any, full: Any, path: tuple, private: list[tuple[tuple, Any]]) -> None:
-    """``seen`` has ``full``'s structure; where they differ ``seen`` is null.  Non-null
-    leaves are collected in ``private`` with their path for justification."""
+def check_seen(seen: Any, full: Any, viewer: Viewer, knowledge: Knowledge, path: tuple = ()) -> None:
+    """``seen`` (what ``viewer`` got) against ``full`` (the admin's): the same layout
+    (keys in order, list lengths: counts are public); a card id exactly where the
+    model says the viewer may know that card, ``null`` elsewhere; every other value
+    unchanged (MLB-5.3: positions, sticks, supply, piles' sizes are public)."""
     if isinstance(full, dict):
-        assert isinstance(seen, dict) and seen.keys() == full.keys(), path
+        assert isinstance(seen, dict) and list(seen) == list(full), (viewer, path, seen)
         for key in full:
-            compare(seen[key], full[key], path + (key,), private)
+            check_seen(seen[key], full[key], viewer, knowledge, path + (key,))
     elif isinstance(full, list):
-        assert isinstance(seen, list) and len(seen) == len(full), path
+        assert isinstance(seen, list) and len(seen) == len(full), (viewer, path, seen)
         for i, (a, b) in enumerate(zip(seen, full)):
-            compare(a, b, path + (i,), private)
+            check_seen(a, b, viewer, knowledge, path + (i,))
+    elif isinstance(full, str) and full in CANON:
+        allowed = full if knowledge.knows(viewer, full) else None
+        assert seen == allowed, f"{viewer} sees {seen!r} at {path}; the model allows {allowed!r}"
     else:
-        assert seen is None or (seen == full and type(seen) is type(full)), (path, seen, full)
-        if seen is not None:
-            private.append((path, seen))
+        assert seen == full and type(seen) is type(full), f"{viewer}: public {path} is {seen!r}, not {full!r}"
 
 
-def hidden_in_view(path: tuple) -> tuple[bool, int | None]:
-    """Is ``path`` a hidden place of the view (MLB-5.1, 5.2)? And whose is it."""
-    if len(path) == 4 and path[0] == "players" and path[2] == "hand":
-        return True, path[1]
-    if len(path) == 4 and path[:2] == ("board", "piles"):
-        return True, None
-    return False, None
-
-
-def check_view_leaks(view: dict[str, Any], admin: dict[str, Any], viewer: Viewer,
-                     model: HandModel) -> None:
-    shown: list[tuple[tuple, Any]] = []
-    compare(view, admin, (), shown)
-    for path, value in shown:
-        hidden, owner = hidden_in_view(path)
-        if hidden:  # a hidden value shown: only a seat's own card in its own hand
-            assert viewer.role == SEAT and owner == viewer.seat and model.holds(owner, value), path
-    for path in _null_paths(view, admin, ()):
-        assert hidden_in_view(path)[0], f"public value nulled at {path}"
-
-
-def _null_paths(seen: Any, full: Any, path: tuple):
-    """Paths where the viewer has null and the admin a value."""
-    if isinstance(full, dict):
-        for key in full:
-            yield from _null_paths(seen[key], full[key], path + (key,))
-    elif isinstance(full, list):
-        for i, (a, b) in enumerate(zip(seen, full)):
-            yield from _null_paths(a, b, path + (i,))
-    elif seen is None and full is not None:
-        yield path
-
-
-def check_event_leak(redacted: dict[str, Any], event: dict[str, Any], viewer: Viewer,
-                     model: HandModel) -> None:
-    """Called after ``model`` applied ``event``: a private field shows only the seat's own card."""
-    shown: list[tuple[tuple, Any]] = []
-    compare(redacted, event, (), shown)
-    field = PRIVATE_EVENT_FIELDS.get(event["type"])
-    for path, value in shown:
-        if field is not None and path[0] == field and event[field] is not None:
-            assert viewer.role == SEAT and viewer.seat == event["seat"], (event, viewer)
-            assert model.holds(viewer.seat, value), (event, viewer)
-    nulled = list(_null_paths(redacted, event, ()))
-    assert all(p[0] == field for p in nulled), (event, nulled)
-
-
-def check_legal_moves_leak(state: dict[str, Any], viewer: Viewer, model: HandModel) -> None:
+def check_legal_moves_leak(state: dict[str, Any], viewer: Viewer, knowledge: Knowledge) -> None:
     """MLB-5.4: legal moves only to their seat; the cards named are the seat's own."""
     if viewer.role != SEAT:
         return
@@ -213,12 +186,12 @@ def check_legal_moves_leak(state: dict[str, Any], viewer: Viewer, model: HandMod
         assert moves == []
     for move in moves:
         if "card" in move:
-            assert model.holds(viewer.seat, move["card"]), move
+            assert knowledge.holds(viewer.seat, move["card"]), move
 
 
 def checker(n: int, options: dict[str, Any]):
     """The per-step check: invariants, bounds, leaks, snapshot size and round trip."""
-    model = HandModel(n)
+    knowledge = Knowledge(n)
     rounds = RoundCounter()
     threshold = options.get("tip_threshold", 2700)
     others = [v for v in viewers(n) if not v.is_admin]  # the admin view is the reference
@@ -232,13 +205,15 @@ def checker(n: int, options: dict[str, Any]):
             rounds.count(step)
         redacted = {v: GAME.redact_events(step.events, v) for v in others}
         for i, event in enumerate(step.events):
-            model.apply(event)
+            knowledge.apply(event)
             for v in others:
-                check_event_leak(redacted[v][i], event, v, model)
-        assert [Counter(p["hand"]) for p in admin["players"]] == model.hands
+                check_seen(redacted[v][i], event, v, knowledge, (i, event["type"]))
+        # The model follows every card: it agrees with the admin view.
+        assert [Counter(p["hand"]) for p in admin["players"]] == knowledge.hands
+        assert {c for p in admin["players"] for c in p["discards"]} == knowledge.face_up
         for v in others:
-            check_view_leaks(GAME.view(state, v), admin, v, model)
-            check_legal_moves_leak(state, v, model)
+            check_seen(GAME.view(state, v), admin, v, knowledge)
+            check_legal_moves_leak(state, v, knowledge)
         raw = snapshot_bytes(state)
         biggest[0] = max(biggest[0], len(raw))
         assert len(raw) <= 4096
