@@ -1,4 +1,4 @@
-"""Mein Lieber Biber rules with stacked decks (spec/games/mein-lieber-biber.md).
+"""Mein Lieber Biber rules with stacked decks (docs/games/mein-lieber-biber.md).
 
 Every test names the rule ids (``MLB-x.y``) and decisions (``Dn``) it checks.
 Some tests set up a position directly in the state (``patch``) where reaching
