@@ -11,10 +11,17 @@ import math
 import pytest
 
 from engine import core
-from engine.core import (ADMIN_VIEWER, FINISHED, SPECTATOR_VIEWER, IllegalMove, InvalidOptions,
-                         MatchFinished, NotYourTurn, seat_viewer)
-from engine.mein_lieber_biber import (CARD_INDEX, CARDS, COLOURS, RAFT, RING_COLOURS, MeinLieberBiber,
-                                      can_play)
+from engine.core import (
+    ADMIN_VIEWER,
+    FINISHED,
+    SPECTATOR_VIEWER,
+    IllegalMove,
+    InvalidOptions,
+    MatchFinished,
+    NotYourTurn,
+    seat_viewer,
+)
+from engine.mein_lieber_biber import CARD_INDEX, CARDS, COLOURS, RAFT, RING_COLOURS, MeinLieberBiber, can_play
 
 GAME = MeinLieberBiber()
 NAMES2 = ["ana", "bo"]
