@@ -463,8 +463,12 @@ class Turn:
         self.state = state
         self.events: list[Event] = []
 
-    def emit(self, kind: str, seat: int | None, **fields: Any) -> Event:
-        """Append event ``kind``; :class:`UndeclaredEvent` unless the game declares it."""
+    def emit(self, kind: str, seat: int | None, /, **fields: Any) -> Event:
+        """Append event ``kind``; :class:`UndeclaredEvent` unless the game declares it.
+
+        ``kind`` and ``seat`` are positional-only, so an event may carry a field
+        named ``kind``; a field named after a Python keyword (``from``) is passed
+        as ``**{"from": …}``."""
         if kind not in self.game.events:
             raise UndeclaredEvent(f"{self.game.id} emitted undeclared event type {kind!r}")
         event: Event = {"type": kind, "seat": seat, **fields}
