@@ -17,16 +17,23 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Any
 
 import orjson
 import pytest
 
 from engine.core import (
-    ADMIN_VIEWER, SPECTATOR_VIEWER, IllegalMove, clone, reshuffle_key, seat_viewer, seeded_shuffle,
+    ADMIN_VIEWER,
+    SPECTATOR_VIEWER,
+    IllegalMove,
+    clone,
+    reshuffle_key,
+    seat_viewer,
+    seeded_shuffle,
 )
 from engine.thirteen_beavers import ThirteenBeavers
-from tests.test_thirteen_beavers_rules import mv as m, put as at, run as go
+from tests.test_thirteen_beavers_rules import mv as m
+from tests.test_thirteen_beavers_rules import put as at
+from tests.test_thirteen_beavers_rules import run as go
 
 G = ThirteenBeavers()
 DECK = [str(v) for v in range(1, 14) for _ in range(4)]

@@ -1,13 +1,16 @@
 """Property tests of 13 Beavers: random legal play to the end, 2–6 players, both boards.
 
 After every move: the invariants of section 10 (TB-10.1 – TB-10.4), event shapes
-(TB-8.1), purity, snapshot size, and a LEAK oracle.  The oracle keeps, for every
-viewer, its own model of the match built only from the events that viewer
-received (redacted); the viewer's view must equal the view that model predicts,
-so every value it sees is justified by something it was shown (TB-5).  Hidden
-parts are checked side by side with the admin view, events with the admin's
-events, and legal moves with this file's own TB-4.2.  An armed Vision that was
-not needed must leave no trace for anyone but its seat (TB-5.4).
+(TB-8.1), purity, snapshot size, and a LEAK oracle.  The oracle is this file's
+own model of what each viewer knows, built from the admin events and the rules
+(TB-5, TB-8.1), never from the engine's redaction: every field of every event a
+viewer receives must be the admin's value where the model says the viewer
+learns it, and null (one null per list item) everywhere else, and every field
+of its view must be what the model predicts.  A field the rules give no
+meaning to is justified for nobody but the admin.  Hidden parts are also
+checked side by side with the admin view, and legal moves with this file's own
+TB-4.2.  An armed Vision that was not needed must leave no trace for anyone
+but its seat (TB-5.4).
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ PROPS = settings(max_examples=25, deadline=None)
 SNAPSHOT_LIMIT = 4096
 
 DECK = Counter(str(v) for v in range(1, 14) for _ in range(4))
+STINKY = "stinky"
 FISH = ["turbo"] * 3 + ["vision"] * 3 + ["stinky"] * 2
 WOLVES = ["awake"] * 4 + ["asleep"]
 
@@ -38,14 +42,27 @@ BOARDS = {
     "short": {"paradise": 12, "avenue": 1, "fish": 3, "rapids": 7, "wolf": 8, "lava": {5, 11}},
 }
 
-#: TB-8.1: the fields of each event type besides ``type`` and ``seat``
-EVENT_FIELDS = {
-    "match_started": {"first_seat", "face_up"}, "turn_started": {"turn"}, "turbo_used": set(),
-    "answered": {"move", "dir", "value", "previous", "card", "outcome"}, "vision_used": set(),
-    "moved": {"from", "to", "cause"}, "dam_placed": {"space", "cause"}, "wolf_revealed": {"token"},
-    "cave_opened": {"removed"}, "fish_caught": {"fish"}, "turn_ended": {"reason"},
-    "reshuffled": {"face_up", "draw"}, "match_ended": {"reason", "winners"},
+#: What each event field tells (TB-8.1) and so who may learn it (TB-5): a public
+#: fact (TB-5.1: positions, answers, turned cards, revealed tokens, turn state),
+#: the fish a seat catches (TB-5.3) or the order of a pile (TB-5.2).
+PUBLIC_FACT, CAUGHT_FISH, PILE_ORDER = "public", "caught fish", "pile order"
+FACTS: dict[str, dict[str, str]] = {
+    "match_started": {"first_seat": PUBLIC_FACT, "face_up": PUBLIC_FACT},
+    "turn_started": {"turn": PUBLIC_FACT},
+    "turbo_used": {},
+    "answered": {f: PUBLIC_FACT for f in ("move", "dir", "value", "previous", "card", "outcome")},
+    "vision_used": {},
+    "moved": {"from": PUBLIC_FACT, "to": PUBLIC_FACT, "cause": PUBLIC_FACT},
+    "dam_placed": {"space": PUBLIC_FACT, "cause": PUBLIC_FACT},
+    "wolf_revealed": {"token": PUBLIC_FACT},
+    "cave_opened": {"removed": PUBLIC_FACT},
+    "fish_caught": {"fish": CAUGHT_FISH},
+    "turn_ended": {"reason": PUBLIC_FACT},
+    "reshuffled": {"face_up": PUBLIC_FACT, "draw": PILE_ORDER},
+    "match_ended": {"reason": PUBLIC_FACT, "winners": PUBLIC_FACT},
 }
+#: TB-8.1: the fields of each event type besides ``type`` and ``seat``
+EVENT_FIELDS = {kind: set(fields) for kind, fields in FACTS.items()}
 ENGINE_EVENTS = {"match_started", "reshuffled", "match_ended"}
 
 
@@ -101,31 +118,63 @@ def make_bot(seed: int, smart: bool) -> Bot:
 
 
 # --------------------------------------------------------------------------
-# A viewer's own model of the match, from its redacted events only.
+# A viewer's own model of the match: the truth from the admin events, and
+# what of it this viewer knows (TB-5).
 # --------------------------------------------------------------------------
+def hide(value: Any) -> Any:
+    """How an unknown value must reach a viewer: null, one null per list item."""
+    return [None] * len(value) if isinstance(value, list) else None
+
+
 class Model:
-    """What ``viewer`` can know: public facts and, for a seat, its own fish."""
+    """What ``viewer`` can know: public facts, the fish it catches itself and
+    the stinky fish everyone sees spent; the admin knows everything."""
 
     def __init__(self, viewer: Viewer, names: list[str], options: dict[str, Any], admin_board: dict):
         n = len(names)
         self.viewer, self.names, self.options = viewer, names, options
         self.spaces = admin_board["spaces"]               # TB-1 layout, checked by the rules tests
         self.face_up, self.discard = None, []
-        self.beaver, self.dam, self.fish = [0] * n, [0] * n, [[] for _ in range(n)]
+        #: held fish per seat in catch order: (fish id, does this viewer know it)
+        self.held: list[list[tuple[str, bool]]] = [[] for _ in range(n)]
+        self.beaver, self.dam = [0] * n, [0] * n
         self.used_fish, self.pond, self.wolf_out, self.cave = [], 8, [], 5
         self.turn, self.active, self.answers, self.turbo = 0, None, 0, False
         self.status, self.phase, self.result = "active", "play", None
 
-    def hidden_fish_ok(self, seat: int, fish: str | None) -> bool:
-        """TB-5.3: an id only for holder/admin, stinky for all."""
-        sees = self.viewer.is_admin or self.viewer.seat == seat or fish == "stinky"
-        return (fish is not None) == sees
+    @property
+    def fish(self) -> list[list[str | None]]:
+        """The ``fish`` of each seat as this viewer must see it (TB-5.3)."""
+        return [[fish if known else None for fish, known in held] for held in self.held]
+
+    def learns_catch(self, seat: int, fish: str) -> bool:
+        """TB-5.3: the catcher learns its fish; a stinky fish is spent at once,
+        in public (TB-4.12(a)), so everyone learns it."""
+        return self.viewer.is_admin or self.viewer.seat == seat or fish == STINKY
+
+    def justified(self, event: dict[str, Any], name: str) -> bool:
+        """May this viewer learn field ``name`` of ``event``?  A field the rules
+        give no meaning to tells the admin only."""
+        fact = FACTS.get(event["type"], {}).get(name)
+        if self.viewer.is_admin or fact == PUBLIC_FACT:
+            return True
+        if fact == CAUGHT_FISH:
+            return self.learns_catch(event["seat"], event["fish"])
+        return False                                      # PILE_ORDER (TB-5.2) or unknown
+
+    def expected_event(self, event: dict[str, Any]) -> dict[str, Any]:
+        """``event`` (an admin event) as this viewer must receive it."""
+        return {name: value if name in ("type", "seat") or self.justified(event, name) else hide(value)
+                for name, value in event.items()}
 
     def spend(self, seat: int, fish: str) -> None:
-        self.fish[seat].remove(fish if self.viewer.is_admin or self.viewer.seat == seat else None)
+        """TB-4.4, TB-4.6: the first held ``fish`` goes to the public ``used_fish``."""
+        held = self.held[seat]
+        del held[next(i for i, (f, _) in enumerate(held) if f == fish)]
         self.used_fish.append(fish)
 
     def feed(self, e: dict[str, Any]) -> None:
+        """Follow the truth through one admin event."""
         kind, seat = e["type"], e["seat"]
         if kind == "match_started":
             self.face_up = e["face_up"]
@@ -143,7 +192,7 @@ class Model:
             self.answers += 1
         elif kind == "reshuffled":
             assert e["face_up"] == self.face_up and len(e["draw"]) == 51
-            assert self.viewer.is_admin or e["draw"] == [None] * 51, "TB-5.2: draw order leaked"
+            assert Counter([*e["draw"], e["face_up"]]) == DECK
             self.discard = []
         elif kind == "moved":
             assert self.beaver[seat] == e["from"] != e["to"]
@@ -157,9 +206,11 @@ class Model:
             self.wolf_out += e["removed"]
             self.cave -= len(e["removed"])
         elif kind == "fish_caught":
-            assert self.hidden_fish_ok(seat, e["fish"]), f"TB-5.3: fish_caught leaked to {self.viewer}"
             self.pond -= 1
-            (self.used_fish if e["fish"] == "stinky" else self.fish[seat]).append(e["fish"])
+            if e["fish"] == STINKY:
+                self.used_fish.append(e["fish"])
+            else:
+                self.held[seat].append((e["fish"], self.learns_catch(seat, e["fish"])))
         elif kind == "match_ended":
             self.status, self.phase, self.active = FINISHED, "over", None
             groups = [[s for s, d in enumerate(self.dam) if d == score]
@@ -231,12 +282,12 @@ class Checker:
         self.bot.face = int(admin["board"]["face_up"])
         self.bot.on_pond = bool(active) and \
             admin["players"][active["seat"]]["beaver"] == BOARDS[self.options["board"]]["fish"]
-        check_events(step)
-        self.check_invariants(step, admin)
         names = [p["name"] for p in admin["players"]]
         for viewer in viewers(self.n):
             model = self.models.setdefault(viewer, Model(viewer, names, self.options, admin["board"]))
             check_viewer(step, viewer, model, admin)
+        check_events(step)
+        self.check_invariants(step, admin)
         check_armed_vision(step)
 
     def check_invariants(self, step: Step, admin: dict[str, Any]) -> None:
@@ -279,6 +330,7 @@ class Checker:
 def check_events(step: Step) -> None:
     """TB-8.1 shapes; TB-5.4: no event ever carries ``vision``."""
     for e in step.events:
+        assert e["type"] in EVENT_FIELDS, f"TB-8.1 has no event {e['type']!r}"
         assert set(e) == {"type", "seat"} | EVENT_FIELDS[e["type"]], e
         assert (e["seat"] is None) == (e["type"] in ENGINE_EVENTS), e
         for i, later in enumerate(step.events):
@@ -287,16 +339,16 @@ def check_events(step: Step) -> None:
 
 
 def check_viewer(step: Step, viewer: Viewer, model: Model, admin: dict[str, Any]) -> None:
-    """The leak oracle for one viewer at one step."""
+    """The leak oracle for one viewer at one step: every field of every event
+    and of the view is what the model says this viewer may know."""
     redacted = G.redact_events(step.events, viewer)
     assert len(redacted) == len(step.events)
     for mine, full in zip(redacted, step.events):
-        differs = {k for k in full if mine[k] != full[k]}
-        allowed = {"fish"} if full["type"] == "fish_caught" else {"draw"} if full["type"] == "reshuffled" else set()
-        assert differs <= allowed and set(mine) == set(full), (viewer, full, mine)
-        model.feed(mine)
+        expected = model.expected_event(full)
+        assert mine == expected, f"{viewer} received {mine}; the rules let it see only {expected}"
+        model.feed(full)
     view = G.view(step.after, viewer)
-    assert view == model.expected_view(admin["board"]), f"{viewer}: view not justified by its events"
+    assert view == model.expected_view(admin["board"]), f"{viewer}: view is not what the model says it may know"
     # Side by side with the admin view: only hidden parts may differ.
     for key in ("draw", "pond", "cave"):
         assert viewer.is_admin or view["board"][key] == [None] * len(admin["board"][key])

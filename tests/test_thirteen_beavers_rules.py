@@ -16,8 +16,17 @@ import orjson
 import pytest
 
 from engine.core import (
-    ADMIN_VIEWER, FINISHED, SPECTATOR_VIEWER, IllegalMove, InvalidOptions, MatchFinished,
-    NotYourTurn, clone, reshuffle_key, seat_viewer, seeded_shuffle,
+    ADMIN_VIEWER,
+    FINISHED,
+    SPECTATOR_VIEWER,
+    IllegalMove,
+    InvalidOptions,
+    MatchFinished,
+    NotYourTurn,
+    clone,
+    reshuffle_key,
+    seat_viewer,
+    seeded_shuffle,
 )
 from engine.thirteen_beavers import ThirteenBeavers
 
