@@ -1,5 +1,5 @@
 """The BiberClan heuristic bot (``arena/bots/biberclan.py``): crafted views of
-key decisions (rule ids from ``spec/games/biberclan.md``) and seeded engine
+key decisions (rule ids from ``docs/games/biberclan.md``) and seeded engine
 playouts in which every answer must be a listed move."""
 from __future__ import annotations
 
@@ -146,7 +146,8 @@ def test_clear_hits_the_leaders_best_card_bc_4_6():
     """BC-4.6: a compulsory clear removes the opponent's unprotected 9, not
     one of the own cards."""
     view = make_view([["5v", "6v", None, None, None], ["9^", "1^", "4v", None, None]], special("clear"))
-    moves = [{"type": "clear", "target": t, "slot": s} for t, s in ((0, "b0"), (0, "b1"), (1, "b0"), (1, "b1"), (1, "b2"))]
+    moves = [{"type": "clear", "target": t, "slot": s}
+             for t, s in ((0, "b0"), (0, "b1"), (1, "b0"), (1, "b1"), (1, "b2"))]
     assert choose(view, moves) == {"type": "clear", "target": 1, "slot": "b0"}
 
 

@@ -1,4 +1,4 @@
-"""Independent audit of engine/biberclan.py against spec/games/biberclan.md.
+"""Independent audit of engine/biberclan.py against docs/games/biberclan.md.
 
 Written from the rules reference only (not from the engine):
 
@@ -21,7 +21,7 @@ import orjson
 import pytest
 
 from engine.biberclan import BiberClan
-from engine.core import ADMIN_VIEWER, SPECTATOR_VIEWER, FINISHED, IllegalMove, seat_viewer, seeded_shuffle
+from engine.core import ADMIN_VIEWER, FINISHED, SPECTATOR_VIEWER, IllegalMove, seat_viewer, seeded_shuffle
 from tests.test_biberclan_rules import W1_VIEW
 
 GAME = BiberClan()
@@ -107,7 +107,7 @@ class Ref:
 
     # ---- legal BC-4.3 … BC-4.9, BC-4.12
     def special_legal(self, card):
-        A, un = self.A, self.unprot(self.A)
+        un = self.unprot(self.A)
         if card in ("clear", "flip"):
             return [{"type": card, "target": o, "slot": s} for o, s in un]
         if card == "peek":
@@ -123,7 +123,8 @@ class Ref:
             out = []
             for t in range(self.n):
                 if t == A or self.count(t) <= 3:
-                    out += [{"type": "place", "target": t, "slot": s, "face": f} for s in self.free(t) for f in ("up", "down")]
+                    out += [{"type": "place", "target": t, "slot": s, "face": f}
+                            for s in self.free(t) for f in ("up", "down")]
             for t in range(self.n):
                 if t == A or self.free(A):
                     out += [{"type": "replace", "target": t, "slot": s, "face": f}
@@ -253,7 +254,8 @@ class Ref:
         sc = [vals[o] + bon[o] + pen[o] for o in range(n)]
         self.totals = [self.totals[o] + sc[o] for o in range(n)]
         body = {"round": self.round, "reason": reason, "finisher": F,
-                "castles": [[self.castles[o][s]["card"] if self.castles[o][s] else None for s in SLOTS] for o in range(n)],
+                "castles": [[self.castles[o][s]["card"] if self.castles[o][s] else None for s in SLOTS]
+                            for o in range(n)],
                 "values": vals, "bonus": bon, "penalty": pen, "scores": sc, "five_of_a_kind": five,
                 "totals": list(self.totals)}
         self.ev(type="round_ended", seat=None, **copy.deepcopy(body))
@@ -521,7 +523,8 @@ def test_full_castle_untouchable_in_final_lap_harmful_clear_bc_4_1b_bc_4_6_d10()
     for t, s, f in own_plan(2)[:9]:
         state, _ = place(state, t, s, f)
     assert GAME.view(state, SPECTATOR_VIEWER)["board"]["finisher"] == 0
-    assert legal_now(state) == [{"type": "clear", "target": 1, "slot": "b2"}, {"type": "clear", "target": 1, "slot": "t0"}]
+    assert legal_now(state) == [{"type": "clear", "target": 1, "slot": "b2"},
+                                {"type": "clear", "target": 1, "slot": "t0"}]
     state, _ = go(state, type="clear", target=1, slot="t0")
     moves = legal_now(state)
     assert all(m["target"] == 1 for m in moves)

@@ -1,12 +1,14 @@
-"""BiberClan properties over random legal play (spec/games/biberclan.md §5, §10).
+"""BiberClan properties over random legal play (docs/games/biberclan.md, BC-5, BC-10).
 
 Every example plays a whole match with ``tests.playout.play_out`` and checks
-after every move: the invariants of section 10, determinism and the snapshot
-round trip (the move replayed on a reloaded snapshot gives identical bytes),
-the 4 KB snapshot bound, and the leak property: for every viewer, nothing
-hidden appears in its view, its redacted events or the legal moves.  Hidden
-values a viewer does see are justified by an independent knowledge model
-built here from the (admin) events per BC-5.5 / BC-5.6.
+after every move: the invariants BC-10, determinism and the snapshot round
+trip (the move replayed on a reloaded snapshot gives identical bytes), the
+4 KB snapshot bound, and the leak property: for every viewer, every field of
+its view and of its redacted events is public by the rules (BC-5.1, BC-5.7,
+BC-7, BC-8) or a card value that an independent knowledge model, built here
+from the admin events (BC-5.5), says the viewer has seen; anything else must
+be null; the legal moves do not depend on hidden values.  The model never
+looks at the engine's redaction.
 """
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from collections import Counter
 from typing import Any
 
 import orjson
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.biberclan import BiberClan
 from engine.core import ADMIN_VIEWER, FINISHED, Viewer, clone
@@ -31,17 +34,23 @@ PUBLIC_MOVE_VALUES = {"place", "replace", "stash", "clear", "flip", "swap", "pee
 
 
 # --------------------------------------------------------------------------
-# Independent knowledge model (BC-5.5), driven by the unredacted events.
+# Independent knowledge model (BC-5.5, BC-5.6), driven by the unredacted
+# events: which physical card each event field names, and who knows it.
 # --------------------------------------------------------------------------
 class Card:
-    """One physical card in a castle or held: value, face, the seats knowing it."""
+    """One physical card in a castle or held: value, face, the seats knowing
+    it, and ``public``: every viewer (spectators too) has seen its value."""
 
     def __init__(self, value: str, face: str | None, knowers: set[int], public: bool = False):
         self.value, self.face, self.knowers, self.public = value, face, set(knowers), public
 
+    def known_by(self, viewer: Viewer) -> bool:
+        """May ``viewer`` be shown this value?  Admin always; else only what it has seen."""
+        return viewer.is_admin or self.public or (viewer.role == "seat" and viewer.seat in self.knowers)
+
 
 class Model:
-    """What each seat knows, rebuilt from events alone (BC-5.5, BC-5.6)."""
+    """What each viewer knows, rebuilt from events alone (BC-4, BC-5.5, BC-5.7)."""
 
     def __init__(self, n: int):
         self.n = n
@@ -52,49 +61,81 @@ class Model:
         self.finished = False
         self.moves_this_round = 0
 
-    def lay(self, card: Card, face: str) -> Card:
-        """A card put into a castle; face up makes it known to all."""
-        return Card(card.value, face, card.knowers | (self.all if face == "up" else set()))
+    def reveal(self, card: Card) -> Card:
+        """The value was shown to everybody (face up in a castle, on the discard, flipped)."""
+        card.public, card.knowers = True, set(self.all)
+        return card
 
-    def apply(self, event: dict[str, Any]) -> None:
+    def lay(self, card: Card, face: str) -> Card:
+        """A card put into a castle; lying face up shows it to all."""
+        laid = Card(card.value, face, card.knowers, card.public)
+        return self.reveal(laid) if face == "up" else laid
+
+    def take_held(self) -> Card:
+        card, self.held = self.held, None
+        assert card is not None, "a card must be held"
+        return card
+
+    def apply(self, event: dict[str, Any]) -> dict[str, Card]:
+        """Update the model by one event; return the physical card behind each
+        of its card-valued fields (after the event)."""
         kind, seat = event["type"], event["seat"]
         if kind == "round_started":
             self.castles = [{s: None for s in SLOTS} for _ in range(self.n)]
             self.held, self.moves_this_round = None, 0
-        elif kind == "drew":
+        elif kind == "drew":                                   # BC-4.2, D4, D5
             special = event["kind"] == "special"
             self.held = Card(event["card"], None, self.all if special else {seat}, public=special)
             self.holder = seat
-        elif kind == "special_void":
-            self.held = None
-        elif kind == "placed":
-            self.castles[event["target"]][event["slot"]] = self.lay(self.held, event["face"])
-            self.held = None
-        elif kind == "replaced":
+            return {"card": self.held}
+        elif kind == "special_void":                           # the drawn (public) special to the box
+            return {"card": self.take_held()}
+        elif kind == "placed":                                 # BC-4.3
+            card = self.castles[event["target"]][event["slot"]] = self.lay(self.take_held(), event["face"])
+            return {"card": card}
+        elif kind == "replaced":                               # BC-4.4
             old = self.castles[event["target"]][event["slot"]]
-            self.castles[event["target"]][event["slot"]] = self.lay(self.held, event["face"])
-            self.held = None
-            if event["target"] != seat:
-                self.held = Card(old.value, None, old.knowers | {seat}, public=old.face == "up")
-        elif kind == "stashed":
-            self.castles[seat][event["slot"]] = self.lay(self.held, event["face"])
-            self.held = None
-        elif kind == "cleared":
+            new = self.castles[event["target"]][event["slot"]] = self.lay(self.take_held(), event["face"])
+            if event["target"] == seat:
+                self.reveal(old)                               # face up onto the discard
+            else:
+                old.knowers.add(seat)                          # D12: the stealer sees it
+                self.held, self.holder = old, seat
+            return {"card": new, "removed": old}
+        elif kind == "stashed":                                # BC-4.5
+            card = self.castles[seat][event["slot"]] = self.lay(self.take_held(), event["face"])
+            return {"card": card}
+        elif kind == "cleared":                                # BC-4.6: face up onto the discard
+            old = self.castles[event["target"]][event["slot"]]
             self.castles[event["target"]][event["slot"]] = None
-            self.held = None
-        elif kind == "flipped":
+            self.take_held()
+            return {"card": self.reveal(old)}
+        elif kind == "flipped":                                # BC-4.7: turned over in sight of all
             card = self.castles[event["target"]][event["slot"]]
-            card.face, card.knowers = event["face"], set(self.all)
-            self.held = None
-        elif kind == "swapped":
+            card.face = event["face"]
+            self.take_held()
+            return {"card": self.reveal(card)}
+        elif kind == "swapped":                                # BC-4.8: nobody sees values
             a, b = self.castles[event["target_a"]], self.castles[event["target_b"]]
             a[event["slot_a"]], b[event["slot_b"]] = b[event["slot_b"]], a[event["slot_a"]]
-            self.held = None
-        elif kind == "peeked":
-            self.castles[event["target"]][event["slot"]].knowers.add(seat)
+            self.take_held()
+        elif kind == "peeked":                                 # BC-4.9: the actor sees it
+            card = self.castles[event["target"]][event["slot"]]
+            card.knowers.add(seat)
+            self.take_held()
+            return {"card": card}
+        elif kind == "round_ended":                            # BC-5.7: all castles revealed
+            for castle in self.castles:
+                for card in castle.values():
+                    if card is not None:
+                        self.reveal(card)
             self.held = None
         elif kind == "match_ended":
             self.finished = True
+        return {}
+
+    def castle_values(self) -> list[list[str | None]]:
+        return [[c and c.value for c in castle.values()] for castle in self.castles]
 
 
 # --------------------------------------------------------------------------
@@ -143,8 +184,39 @@ def check_invariants(view: dict, options: dict, n: int, model: Model) -> None:
 
 
 # --------------------------------------------------------------------------
-# Leak property
+# Leak property: every field of every view and event, for every viewer, is
+# either public by the rules (BC-5.1, BC-5.7, BC-7, BC-8) or a card value the
+# model says the viewer has seen; anything else must be null.
 # --------------------------------------------------------------------------
+VIEW_KEYS = {"status", "round", "rounds", "phase", "to_act", "players", "board", "scores", "result"}
+PLAYER_KEYS = {"seat", "name", "cards", "face_up", "castle"}
+SLOT_KEYS = {"face", "card", "protected", "known"}          # card, known: judged by the model
+BOARD_KEYS = {"draw_count", "discard", "box", "start_seat", "turn_seat", "turns", "max_turns", "finisher",
+              "final_turns", "held", "round_scores", "last_round"}          # draw_pile: admin only (BC-5.2)
+HELD_KEYS = {"seat", "kind", "card", "known", "from"}      # card, known: judged by the model
+
+#: BC-8 fields that carry no hidden value (layout, faces, flow; BC-5.1), and
+#: the round-end reveal (BC-5.7).  Card values are judged by the model; any
+#: other field (or any field of a type not listed here) must be null.
+PUBLIC_EVENT_FIELDS = {
+    "round_started": {"round", "start_seat"},
+    "drew": {"kind"},
+    "special_void": set(),
+    "reshuffled": {"count"},
+    "placed": {"target", "slot", "face"},
+    "replaced": {"target", "slot", "face", "removed_face"},
+    "stashed": {"slot", "face", "removed_face"},
+    "cleared": {"target", "slot", "face"},
+    "flipped": {"target", "slot", "face"},
+    "swapped": {"target_a", "slot_a", "target_b", "slot_b"},
+    "peeked": {"target", "slot"},
+    "castle_completed": {"final_turns"},
+    "round_ended": {"round", "reason", "finisher", "castles", "values", "bonus", "penalty", "scores",
+                    "five_of_a_kind", "totals"},
+    "match_ended": {"reason", "result"},
+}
+
+
 def diff_paths(mine: Any, admin: Any, path: tuple = ()) -> list[tuple[tuple, Any, Any]]:
     """Leaves where two views differ; the structures must be equal."""
     if isinstance(admin, dict):
@@ -170,65 +242,88 @@ def strip_known(view: dict) -> tuple[dict, dict[tuple, str]]:
     return view, known
 
 
-def check_view_leaks(state: dict, viewer: Viewer, model: Model, recall: str) -> None:
-    """BC-5, BC-7: the viewer's view equals admin's except hidden values
-    (null for the viewer); every hidden value shown is justified."""
-    admin = GAME.view(state, ADMIN_VIEWER)
+def check_view_keys(view: dict, viewer: Viewer) -> None:
+    """Only fields the rules make public, or card fields judged below, are in the view."""
+    assert view.keys() == VIEW_KEYS, f"{viewer}: view keys {sorted(view)}"
+    for p in view["players"]:
+        assert p.keys() == PLAYER_KEYS and list(p["castle"]) == list(SLOTS), f"{viewer}: player {sorted(p)}"
+        assert all(e is None or e.keys() <= SLOT_KEYS for e in p["castle"].values()), f"{viewer}: castle"
+    board = view["board"]
+    want = BOARD_KEYS | ({"draw_pile"} if viewer.is_admin else set())
+    assert board.keys() == want, f"{viewer}: board keys {sorted(board)}"
+    assert board["held"] is None or board["held"].keys() <= HELD_KEYS, f"{viewer}: held keys"
+
+
+def check_view_leaks(state: dict, admin: dict, viewer: Viewer, model: Model, recall: str) -> None:
+    """BC-5, BC-7: the viewer's view equals ``admin``'s (the admin view) except
+    hidden values (null for the viewer); every card value shown is one the
+    viewer has seen (model), face-down castle cards only once finished
+    (BC-5.4, BC-5.7)."""
+    view = GAME.view(state, viewer)
+    check_view_keys(view, viewer)
     if viewer.is_admin:
-        assert strip_known(admin)[1] == {}, "admin sees values, never known"
+        assert view == admin and strip_known(admin)[1] == {}, "admin sees values, never known"
         return
-    del admin["board"]["draw_pile"]
-    mine, known = strip_known(GAME.view(state, viewer))
+    admin = {**admin, "board": {k: v for k, v in admin["board"].items() if k != "draw_pile"}}
+    mine, known = strip_known(view)
     for path, value, _ in diff_paths(mine, admin):
         assert value is None, f"{viewer}: differs from admin at {path} with a non-null value"
         assert path[-1] == "card" and (path[:1] == ("players",) or path[:2] == ("board", "held")), path
     for p in mine["players"]:
         for slot, entry in p["castle"].items():
-            if entry and entry["card"] is not None and entry["face"] == "down":
-                assert model.finished, f"{viewer} sees a face-down card while active (BC-5.4)"
             card = model.castles[p["seat"]][slot]
             assert (entry is None) == (card is None)
-            hidden = entry is not None and entry["card"] is None
+            if entry is None:
+                continue
+            assert entry["face"] == card.face, f"{viewer}: face at {p['seat']}/{slot}"
+            if entry["card"] is not None:
+                assert entry["card"] == card.value and card.known_by(viewer), \
+                    f"{viewer} sees {p['seat']}/{slot} it has not seen (BC-5.4, BC-5.5)"
+                assert entry["face"] == "up" or model.finished, f"{viewer} sees a face-down card while active (BC-5.4)"
+            hidden = entry["card"] is None
             want = hidden and recall == "perfect" and viewer.role == "seat" and viewer.seat in card.knowers
             assert known.get(("castle", p["seat"], slot)) == (card.value if want else None), \
                 f"{viewer}: known at {p['seat']}/{slot} (BC-5.5)"
     held = mine["board"]["held"]
+    assert (held is None) == (model.held is None), f"{viewer}: held"
     if held is not None:
         card = model.held
         assert held["seat"] == model.holder and card is not None
         if held["card"] is not None:
+            assert held["card"] == card.value and card.known_by(viewer), f"{viewer} sees a held card unseen"
             assert card.public or viewer.is_seat(model.holder), f"{viewer} sees a private held card (BC-5.3)"
         want = held["card"] is None and recall == "perfect" and viewer.role == "seat" and viewer.seat in card.knowers
         assert known.get(("held",)) == (card.value if want else None), f"{viewer}: held known (BC-5.5)"
 
 
-def event_card_public(event: dict, field: str) -> bool:
-    """BC-5.6 from the event alone: may everybody see this value?"""
-    kind = event["type"]
-    if kind == "drew":
-        return event["kind"] == "special"
-    if kind in ("placed", "replaced") and field == "card":
-        return event["face"] == "up"
-    if kind == "replaced":
-        return event["removed_face"] == "up" or event["target"] == event["seat"]
-    if kind == "stashed":
-        return event["face"] == "up" or event["removed_face"] == "up"
-    return kind != "peeked"
+def is_null(value: Any) -> bool:
+    """A hidden value: null, or a list of nulls."""
+    return value is None or (isinstance(value, list) and all(v is None for v in value))
 
 
-def check_event_leaks(events: list[dict], viewer: Viewer) -> None:
-    """BC-5.6: redacted events equal the originals except private values,
-    which are null unless the viewer is the actor."""
-    for event, red in zip(events, GAME.redact_events(events, viewer)):
-        if viewer.is_admin:
-            assert red == event and GAME.redact_event(event, viewer) == event, "admin sees all events"
+def check_event_leaks(event: dict, cards: dict[str, Card], model: Model, viewer: Viewer) -> None:
+    """BC-5.6, BC-8: every field of the redacted event is public by the rules,
+    or a card value the viewer has seen (model, after the event), or null."""
+    red = GAME.redact_event(event, viewer)
+    if viewer.is_admin:
+        assert red == event, "admin sees all events"
+        return
+    assert red.keys() == event.keys() and red["type"] == event["type"] and red["seat"] == event["seat"]
+    public = PUBLIC_EVENT_FIELDS.get(event["type"], set())
+    for name, value in red.items():
+        if name in ("type", "seat"):
             continue
-        for path, value, _ in diff_paths(red, event):
-            assert value is None and path in (("card",), ("removed",)), f"{viewer}: {event['type']} {path}"
-        for field in ("card", "removed"):
-            if field in event and event["type"] not in ("round_ended", "match_ended") and red[field] is not None:
-                assert event_card_public(event, field) or viewer.is_seat(event["seat"]), \
-                    f"{viewer} sees {event['type']}.{field} (BC-5.6)"
+        if name in public:
+            assert value == event[name], f"{viewer}: public {event['type']}.{name} altered"
+        elif name in cards:
+            card = cards[name]
+            assert event[name] == card.value, f"{event['type']}.{name} is not the card the model holds there"
+            assert value is None or (value == card.value and card.known_by(viewer)), \
+                f"{viewer} sees {event['type']}.{name} it has not seen (BC-5.6)"
+        else:
+            assert is_null(value), f"{viewer} sees {event['type']}.{name}, which no rule makes visible"
+    if event["type"] == "round_ended":
+        assert event["castles"] == model.castle_values(), "round_ended reveals the castles as they are"
 
 
 def scrambled(state: dict) -> dict:
@@ -278,14 +373,16 @@ class Checker:
             again, again_events = GAME.play(orjson.loads(orjson.dumps(step.before)), step.seat, step.move)
             assert orjson.dumps(again) == snapshot and again_events == step.events, "determinism / round trip"
             self.model.moves_this_round += 1
+        everyone = viewers(self.n)
         for event in step.events:
-            self.model.apply(event)
+            cards = self.model.apply(event)
+            for viewer in everyone:
+                check_event_leaks(event, cards, self.model, viewer)
         assert orjson.loads(snapshot) == state
         admin = GAME.view(state, ADMIN_VIEWER)
         check_invariants(admin, self.options, self.n, self.model)
-        for viewer in viewers(self.n):
-            check_view_leaks(state, viewer, self.model, state["recall"])
-            check_event_leaks(step.events, viewer)
+        for viewer in everyone:
+            check_view_leaks(state, admin, viewer, self.model, state["recall"])
         check_move_leaks(state, self.n)
 
 

@@ -1,4 +1,4 @@
-"""BiberClan rules, case by case, on stacked decks (spec/games/biberclan.md).
+"""BiberClan rules, case by case, on stacked decks (docs/games/biberclan.md).
 
 A stacked deck is ``options.deck`` = a prefix followed by the rest of the
 canonical deck in canonical order.  Every test names the rule ids it checks.
@@ -12,8 +12,15 @@ import pytest
 
 from engine.biberclan import BiberClan, canonical
 from engine.core import (
-    ADMIN_VIEWER, SPECTATOR_VIEWER, FINISHED, IllegalMove, InvalidOptions, MatchFinished, NotYourTurn,
-    seat_viewer, seeded_shuffle,
+    ADMIN_VIEWER,
+    FINISHED,
+    SPECTATOR_VIEWER,
+    IllegalMove,
+    InvalidOptions,
+    MatchFinished,
+    NotYourTurn,
+    seat_viewer,
+    seeded_shuffle,
 )
 
 GAME = BiberClan()
