@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import requests
 
@@ -152,7 +153,9 @@ def error_for(response: requests.Response) -> LodgeError:
         problem = {}
     if not isinstance(problem, dict):
         problem = {}
-    cls = ERRORS.get(problem.get("code"), _BY_STATUS.get(response.status_code, LodgeError))
+    code = problem.get("code")
+    cls = ERRORS.get(code) if isinstance(code, str) else None
+    cls = cls or _BY_STATUS.get(response.status_code, LodgeError)
     return cls(response.status_code, problem, response.headers)
 
 
@@ -226,7 +229,7 @@ class LodgeClient:
     def close(self) -> None:
         self.session.close()
 
-    def __enter__(self) -> "LodgeClient":
+    def __enter__(self) -> LodgeClient:
         return self
 
     def __exit__(self, *exc: object) -> None:

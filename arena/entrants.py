@@ -18,6 +18,7 @@ import os
 import shlex
 import subprocess
 import sys
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +38,7 @@ class Entrant:
         return self.kind == EXTERNAL
 
     @classmethod
-    def parse(cls, spec: str) -> "Entrant":
+    def parse(cls, spec: str) -> Entrant:
         """``random``, ``NAME=heuristic`` or ``NAME=cmd:python mybot.py``."""
         name, sep, kind = spec.partition("=")
         if not sep:
@@ -68,14 +69,10 @@ def start_external(command: str, *, url: str, match_id: str, seat: int, token: s
         argv[0] = sys.executable
     env = {**os.environ, "LODGE_URL": url, "LODGE_MATCH_ID": match_id, "LODGE_SEAT": str(seat),
            "LODGE_TOKEN": token}
-    out = open(log, "ab") if log is not None else subprocess.DEVNULL
-    try:
+    with open(log, "ab") if log is not None else nullcontext(subprocess.DEVNULL) as out:
         # its own session: a Ctrl-C meant for the harness does not reach it
         return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True)
-    finally:
-        if log is not None:
-            out.close()
 
 
 def stop_external(proc: subprocess.Popen, grace: float = 2.0) -> None:

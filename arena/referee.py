@@ -23,9 +23,10 @@ import math
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .bots import Bot, make_bot
 from .client import JSON, IllegalMove, LodgeClient, VersionConflict
@@ -222,22 +223,24 @@ class Referee:
                 seat.gone = True
                 return self._default_move(match_id, admin, s)
             if remaining <= 0:
-                view = self._default_move(match_id, admin, s, expect_version=version)
-                if view is None:  # it moved at the last instant
+                late = self._default_move_at(match_id, admin, s, version)
+                if late is None:  # it moved at the last instant
                     return self.client.view(match_id, admin)
                 seat.timeouts += 1
-                return view
+                return late
 
-    def _default_move(self, match_id: str, admin: str, s: int, expect_version: int | None = None) -> JSON | None:
-        """Play the first listed legal move for seat ``s`` with the admin
-        token.  With ``expect_version``: only if the match is still at that
-        version, else None (the seat moved meanwhile)."""
+    def _default_move(self, match_id: str, admin: str, s: int) -> JSON:
+        """Play the first listed legal move for seat ``s`` with the admin token."""
         legal = self.client.legal_moves(match_id, admin, seat=s)
-        if expect_version is not None and legal.version != expect_version:
+        return self.client.move(match_id, admin, legal.moves[0], version=legal.version, seat=s).state
+
+    def _default_move_at(self, match_id: str, admin: str, s: int, version: int) -> JSON | None:
+        """The default move, only if the match is still at ``version``; None
+        when the seat moved meanwhile."""
+        legal = self.client.legal_moves(match_id, admin, seat=s)
+        if legal.version != version:
             return None
         try:
             return self.client.move(match_id, admin, legal.moves[0], version=legal.version, seat=s).state
         except VersionConflict:
-            if expect_version is None:
-                raise
             return None

@@ -18,10 +18,10 @@ import math
 import random
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 import orjson
 from tqdm import tqdm
@@ -84,7 +84,7 @@ def schedule(config: TournamentConfig) -> list[MatchPlan]:
     k, entrants = config.seats, config.entrants
     per_deal = k if config.duplicate else 1
     deals = math.ceil(config.matches / per_deal)
-    plans = []
+    plans: list[MatchPlan] = []
     for deal in range(deals):
         seed = derive_seed(config.seed, "deal", deal)
         if len(entrants) == k:

@@ -19,14 +19,15 @@ Everything started here is stopped by PID, never by name.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from devtools import servers
-from tests.http_helpers import W1_OPTIONS, Api, Match, Resp
 from devtools.servers import free_port, stop_process
+from tests.http_helpers import W1_OPTIONS, Api, Match, Resp
 
 
 # --------------------------------------------------------------------------

@@ -12,8 +12,9 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 PROBLEM_JSON = "application/problem+json"
 
@@ -130,7 +131,7 @@ class Api:
         return self.post("/v1/matches", body, **kw)
 
     def create(self, players: Any = 2, *, game: str = "biberbande", seed: int | None = 7,
-               options: dict[str, Any] | None = None) -> "Match":
+               options: dict[str, Any] | None = None) -> Match:
         body: dict[str, Any] = {"game": game, "players": players}
         if seed is not None:
             body["seed"] = seed
@@ -225,8 +226,8 @@ class Match:
         return events_of(r.json)
 
 
-def race(clients: list["Api"], match_id: str, token: str, moves: list[dict[str, Any]],
-         version: int, timeout: float = 60) -> list["Resp"]:
+def race(clients: list[Api], match_id: str, token: str, moves: list[dict[str, Any]],
+         version: int, timeout: float = 60) -> list[Resp]:
     """POST ``moves[i]`` through ``clients[i]``, all released at once by a
     barrier, every one meant for ``version``: the responses, in order."""
     barrier = threading.Barrier(len(moves))
@@ -244,8 +245,8 @@ def race(clients: list["Api"], match_id: str, token: str, moves: list[dict[str, 
     return results
 
 
-def long_poll_across(waiter: "Api", match_id: str, token: str | None, after: int,
-                     act: Callable[[], None], wait: float = 20) -> tuple["Resp", float]:
+def long_poll_across(waiter: Api, match_id: str, token: str | None, after: int,
+                     act: Callable[[], None], wait: float = 20) -> tuple[Resp, float]:
     """Long-poll events through ``waiter`` in a thread, run ``act`` while it
     waits; the poll's response and how long it waited (seconds)."""
     out: dict[str, Any] = {}
@@ -316,7 +317,7 @@ def comparable(view: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------
 # Random play through the contract only.
 # --------------------------------------------------------------------------
-def replay_record(api: "Api", record: dict[str, Any]) -> "Match":
+def replay_record(api: Api, record: dict[str, Any]) -> Match:
     """Create a fresh match from a record and post its moves as admin."""
     fresh = api.create(record["players"], game=record["game"], seed=record["seed"], options=record["options"])
     for entry in record["moves"]:

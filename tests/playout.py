@@ -7,12 +7,13 @@ move so invariants are checked at every step.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import orjson
 
-from engine.core import FINISHED, Game, Viewer, seat_viewer, ADMIN_VIEWER, SPECTATOR_VIEWER
+from engine.core import ADMIN_VIEWER, FINISHED, SPECTATOR_VIEWER, Game, Viewer, seat_viewer
 
 
 @dataclass

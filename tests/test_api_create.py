@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.http_helpers import (CANONICAL, W1_DECK, W1_OPTIONS, Api, assert_problem, comparable, stack)
+from tests.http_helpers import CANONICAL, W1_DECK, W1_OPTIONS, Api, assert_problem, comparable, stack
 
 SEED_MAX = 2**63 - 1
 

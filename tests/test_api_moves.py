@@ -6,8 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from tests.http_helpers import (W1_MOVES, W1_OPTIONS, W2_OPTIONS, Api, Match, assert_problem,
-                                current_version_in, race, strip_label)
+from tests.http_helpers import (
+    W1_MOVES,
+    W1_OPTIONS,
+    W2_OPTIONS,
+    Api,
+    Match,
+    assert_problem,
+    current_version_in,
+    race,
+    strip_label,
+)
 
 
 def _snapshot(m: Match) -> tuple:

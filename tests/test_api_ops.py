@@ -183,3 +183,67 @@ def test_store_refusing_writes_is_503_not_500(tmp_path, failure):
         assert m.admin_view()["version"] == 1
     finally:
         stop_process(proc)
+
+
+# --------------------------------------------------------------------------
+# Settings from the environment, and messages that use them.
+# --------------------------------------------------------------------------
+def test_settings_from_env():
+    from service.config import Settings
+
+    s = Settings.from_env({"REDIS_URL": "redis://h:1/0", "MATCH_TTL": "60", "MATCH_CACHE_SIZE": "8",
+                           "MAX_BODY": "2048", "REDIS_TIMEOUT": "0.5", "RETRY_AFTER": "7"})
+    assert s == Settings(redis_url="redis://h:1/0", match_ttl=60, cache_size=8, max_body=2048,
+                         redis_timeout=0.5, retry_after=7)
+    assert Settings.from_env({}) == Settings()
+    for name in ("MAX_BODY", "RETRY_AFTER", "REDIS_TIMEOUT"):
+        with pytest.raises(ValueError, match=name):
+            Settings.from_env({name: "lots"})
+
+
+def _app_with(env: dict[str, str], redis_client) -> Api:
+    from service.app import create_app
+    from service.config import Settings
+
+    app = create_app(redis_client=redis_client, settings=Settings.from_env(env))
+    app.config["TESTING"] = True
+    return flask_api(app)
+
+
+@pytest.mark.parametrize(("limit", "words"), [("1000", "1000 bytes"), ("2048", "2 KiB"), ("1048576", "1 MiB")])
+def test_body_limit_is_configured_and_named(limit, words):
+    """MAX_BODY sets the 413 limit, and the problem detail names it."""
+    import fakeredis
+
+    api = _app_with({"MAX_BODY": limit}, fakeredis.FakeRedis())
+    body = {"game": "biberbande", "players": ["x" * (int(limit) // 2), "y" * (int(limit) // 2)]}
+    problem = assert_problem(api.create_raw(body), 413, "payload_too_large")
+    assert problem["detail"] == f"the request body is over the {words} limit", problem
+    assert api.create_raw({"game": "biberbande", "players": 2}).status == 201
+
+
+def test_retry_after_is_configured(down_api: Api):
+    """RETRY_AFTER sets the Retry-After of a 503 (default 1 s)."""
+    assert down_api.get("/readyz").header("Retry-After") == "1"
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    client = redis.Redis(host="127.0.0.1", port=closed_port(), socket_connect_timeout=0.3, socket_timeout=0.3,
+                         retry=Retry(NoBackoff(), 0))
+    r = _app_with({"RETRY_AFTER": "9"}, client).get("/readyz")
+    assert_problem(r, 503, "store_unavailable")
+    assert r.header("Retry-After") == "9", r
+
+
+def test_acting_seat_needs_a_seat():
+    """auth.acting_seat answers a seat number: a viewer that is neither the
+    admin nor a seat (no seat number) is refused, never handed back None."""
+    from engine.core import SEAT, Viewer
+    from service.auth import acting_seat
+    from service.errors import ApiError
+
+    assert acting_seat(Viewer(SEAT, 1), None, 2, "moving") == 1
+    with pytest.raises(ApiError) as refused:
+        acting_seat(Viewer(SEAT, None), None, 2, "moving")
+    assert refused.value.code == "forbidden"

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import random
 
-from tests.http_helpers import (W1_DECK, W1_MOVES, Api, Match, assert_problem, comparable, play_random,
-                                strip_label)
+from tests.http_helpers import W1_DECK, W1_MOVES, Api, Match, assert_problem, comparable, play_random, strip_label
 
 
 def replay_record(api: Api, rec: dict) -> Match:
@@ -164,11 +163,9 @@ def test_match_ttl_expires_after_inactivity(store):
     write (a move) restarts the clock for every key of the match."""
     import time
 
-    from service.config import Settings
-
-    from tests.conftest import flask_api
-
     from service.app import create_app
+    from service.config import Settings
+    from tests.conftest import flask_api
 
     app = create_app(redis_client=store, settings=Settings.from_env({"MATCH_TTL": "2"}))
     api = flask_api(app)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.http_helpers import (W1_DECK, W2_OPTIONS, Api, Match, assert_problem, strip_label)
+from tests.http_helpers import W1_DECK, W2_OPTIONS, Api, Match, assert_problem, strip_label
 
 
 # --------------------------------------------------------------------------

@@ -21,8 +21,8 @@ from arena.cli import main
 from arena.client import LodgeClient
 from arena.entrants import Entrant
 from arena.replay import replay
-from tests.conftest import closed_port
 from devtools.servers import ROOT
+from tests.conftest import closed_port
 
 pytestmark = pytest.mark.live
 

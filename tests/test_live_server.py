@@ -9,8 +9,19 @@ import time
 import pytest
 
 from tests.conftest import requests_api
-from tests.http_helpers import (W1_OPTIONS, Api, Match, assert_problem, comparable, events_of, play_random,
-                                long_poll_across, race, replay_record, strip_label)
+from tests.http_helpers import (
+    W1_OPTIONS,
+    Api,
+    Match,
+    assert_problem,
+    comparable,
+    events_of,
+    long_poll_across,
+    play_random,
+    race,
+    replay_record,
+    strip_label,
+)
 
 pytestmark = pytest.mark.live
 
@@ -383,8 +394,8 @@ def test_live_many_long_polls_wake_together(redis_server: str, tmp_path):
 
             def poll(i: int) -> None:
                 t0 = time.monotonic()
-                r = waiters[i].events(m.id, m.token(i % 2), after=0, wait=5)
-                results[i] = (r, time.monotonic() - t0)
+                r = waiters[i].events(m.id, m.token(i % 2), after=0, wait=5)  # noqa: B023 (joined this round)
+                results[i] = (r, time.monotonic() - t0)  # noqa: B023
 
             threads = [threading.Thread(target=poll, args=(i,)) for i in range(n)]
             for t in threads:

@@ -30,5 +30,12 @@ class Bot:
         self.rng = random.Random(seed)
 
     def choose(self, view: View | None, moves: list[Move]) -> Move:
-        """Return one element of ``moves`` (never empty when called)."""
+        """Return one element of ``moves`` (never empty when called).
+        ``view`` is None only for a bot without :attr:`needs_view`."""
         raise NotImplementedError
+
+    def seen(self, view: View | None) -> View:
+        """``view``, which a bot with :attr:`needs_view` always gets."""
+        if view is None:
+            raise ValueError(f"{type(self).__name__} decides from the seat's view; it needs one")
+        return view

@@ -58,9 +58,15 @@ class Estimate:
         return gain / total if total else 0.0
 
 
-def find(moves: list[Move], **fields) -> Move | None:
+def find(moves: list[Move], **fields: object) -> Move | None:
     """The listed move with these fields, or None."""
     return next((m for m in moves if all(m.get(k) == v for k, v in fields.items())), None)
+
+
+def listed(moves: list[Move], **fields: object) -> Move:
+    """The listed move with these fields, else the first listed move (so the
+    bot always answers a listed move)."""
+    return find(moves, **fields) or moves[0]
 
 
 class HeuristicBot(Bot):
@@ -72,7 +78,8 @@ class HeuristicBot(Bot):
     #: ... or at least this much below every opponent's expected total.
     knock_lead = 9.0
 
-    def choose(self, view: View, moves: list[Move]) -> Move:
+    def choose(self, view: View | None, moves: list[Move]) -> Move:
+        view = self.seen(view)
         est = Estimate(view, self.seat)
         phase = view["phase"]
         if phase == "action":
@@ -95,17 +102,17 @@ class HeuristicBot(Bot):
     def _held(self, est: Estimate, view: View, moves: list[Move]) -> Move:
         """BB-4.2: place a number below the worst slot; use a special when it helps."""
         card = view["board"]["drawn"]["card"]
-        discard = find(moves, type="discard_drawn")
+        discard = listed(moves, type="discard_drawn")
         if card == "draw2":
-            return find(moves, type="use_draw2")
+            return listed(moves, type="use_draw2")
         if card == "peek":
             unknown = [j for j, c in enumerate(view["players"][self.seat]["known"]) if c is None]
-            return find(moves, type="use_peek", slot=unknown[0]) if unknown else discard
+            return listed(moves, type="use_peek", slot=unknown[0]) if unknown else discard
         if card == "swap":
             return self._swap(est, view, moves) or discard
         worst = est.worst()
         if int(card) < est.mine()[worst]:
-            return find(moves, type="swap_drawn", slot=worst)
+            return listed(moves, type="swap_drawn", slot=worst)
         return discard
 
     def _swap(self, est: Estimate, view: View, moves: list[Move]) -> Move | None:
@@ -126,5 +133,5 @@ class HeuristicBot(Bot):
         total = sum(est.mine())
         others = min(sum(row) for s, row in enumerate(est.slots) if s != self.seat)
         if total <= self.knock_at or total + self.knock_lead <= others:
-            return find(moves, type="knock")
-        return find(moves, type="end_turn")
+            return listed(moves, type="knock")
+        return listed(moves, type="end_turn")

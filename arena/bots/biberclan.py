@@ -21,6 +21,7 @@ the held card).
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from .base import Bot, Move, View
 
@@ -91,7 +92,8 @@ class Model:
         board, players = view["board"], view["players"]
         self.seat, self.n = seat, len(players)
         self.totals = view["scores"]
-        self.castles = [[cell(p["castle"][s]) for s in SLOTS] for p in players]
+        #: per seat, per slot: ``(value or None, face_up)`` or None (empty)
+        self.castles: list[list[Any]] = [[cell(p["castle"][s]) for s in SLOTS] for p in players]
         held = board["held"]
         self.held = held and (held["card"] or held.get("known"))
         size = (board["draw_count"] + len(board["discard"]) + len(board["box"])
@@ -185,7 +187,8 @@ def cell(slot: dict | None) -> tuple[int | None, bool] | None:
 class HeuristicBot(Bot):
     """Scores every legal move on the :class:`Model` and plays the best."""
 
-    def choose(self, view: View, moves: list[Move]) -> Move:
+    def choose(self, view: View | None, moves: list[Move]) -> Move:
+        view = self.seen(view)
         model = Model(view, self.seat)
         scores = [self.evaluate(model, m) for m in moves]
         best = max(scores)
@@ -217,7 +220,7 @@ class HeuristicBot(Bot):
                    for free in free_slots(castles[me]) for up in (False, True)) + face_bias(card, False)
 
 
-def face_bias(card: tuple[int | None, bool], own: bool) -> float:
+def face_bias(card: tuple[float | None, bool], own: bool) -> float:
     """A hair's preference for face-down own cards (their value stays
     private, BC-5.4) and face-up cards given away (they may end the owner's
     only-face-up protection, BC-4.1 (c))."""

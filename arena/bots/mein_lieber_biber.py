@@ -105,7 +105,8 @@ class HeuristicBot(Bot):
     tip_penalty = 6.0  # tipping: sticks handed back and a lost round (MLB-4.4b)
     threat_weight = 0.6  # a reward the next seat probably gets
 
-    def choose(self, view: View, moves: list[Move]) -> Move:
+    def choose(self, view: View | None, moves: list[Move]) -> Move:
+        view = self.seen(view)
         phase = view["phase"]
         if phase == "reward":
             return self._reward(view, moves)

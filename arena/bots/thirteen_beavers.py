@@ -16,6 +16,7 @@ sprints when someone is.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from .base import Bot, Move, View
 
@@ -82,14 +83,30 @@ class _Plan:
 
     def _settle(self, dam: int) -> None:
         """Solve ``wins[dam]``: a wrong answer returns to this very dam (TB-4.6)."""
-        if self.awake is not None and dam >= self.river.wolf:
-            self.rows[dam] = self.opened.rows[dam]
+        if self.awake is not None and dam >= self._wolf():
+            opened = self._opened()
+            self.rows[dam] = opened.rows[dam]
             stall = self.awake / 2 if dam == self.river.wolf else 0   # awake reveals at turn start (TB-4.1)
-            self.wins[dam] = self.opened.wins[dam] * self.keep ** stall
+            self.wins[dam] = opened.wins[dam] * self.keep ** stall
             return
         for _ in range(SETTLE):
             self.rows[dam], first = self._sweep(dam, 1)
             self.wins[dam] = sum(first) / len(first)
+
+    def _wolf(self) -> int:
+        """The wolf space (there is one whenever the cave is closed)."""
+        assert self.river.wolf is not None
+        return self.river.wolf
+
+    def exit_space(self) -> int:
+        """Where the avenue leads (called only for a river with an avenue)."""
+        assert self.river.exit is not None
+        return self.river.exit
+
+    def _opened(self) -> _Plan:
+        """The plan for the open cave (there is one whenever it is closed)."""
+        assert self.opened is not None
+        return self.opened
 
     def turbo_rows(self, dam: int) -> list:
         """``rows[dam]`` for a turn with turbo on (TB-4.4: 2 spaces per right guess)."""
@@ -119,7 +136,7 @@ class _Plan:
         if space == self.river.paradise:
             return 1.0
         if self.awake is not None and space == self.river.wolf:
-            opened, p_awake = self.opened, self.awake / (self.awake + 1)
+            opened, p_awake = self._opened(), self.awake / (self.awake + 1)
             asleep = opened.rows[space][space][card - 1]
             awake = self.keep ** (1 + (self.awake - 1) / 2) * opened.wins[space]
             return p_awake * awake + (1 - p_awake) * asleep
@@ -129,7 +146,8 @@ class _Plan:
     def _sweep(self, dam: int, step: int) -> tuple[list, list]:
         """Rows for beaver ``paradise-1 … dam`` (answered), and the turn's first
         decision on ``dam`` (no dam move yet, D5), from the back of the river."""
-        river, rows = self.river, [None] * (self.river.paradise + 1)
+        river = self.river
+        rows: list[Any] = [None] * (river.paradise + 1)
         wrong, home = self.end(dam, dam), self.end(0, dam)                 # TB-4.6, TB-4.8
         first: list = []
         for b in reversed(range(dam, river.paradise)):
@@ -142,18 +160,19 @@ class _Plan:
                 first = [_best(ahead, equal, wrong, extra, f, None) for f in RANKS]
         return rows, first
 
-    def _special(self, rows: list, b: int, dam: int, home: float) -> tuple | None:
+    def _special(self, rows: list, b: int, dam: int, home: float) -> tuple[Any, ...] | None:
         """Rapids (TB-4.7) or avenue (TB-4.8) outcomes on ``b``, else ``None``."""
         river = self.river
         if b == river.rapids:
             ahead = [self.land(rows, self.forward(b, 3), c) for c in RANKS]
             return "rapids", ahead, self.end(b, dam), self.end(river.water(min(dam, b - 3)), dam)
         if b == river.avenue:
-            return "avenue", [self.land(rows, river.exit, v) for v in RANKS], home
+            return "avenue", [self.land(rows, self.exit_space(), v) for v in RANKS], home
         return None
 
 
-def _best(ahead: list, equal: float, wrong: float, extra: tuple | None, f: int, stop: float | None) -> float:
+def _best(ahead: list, equal: float, wrong: float, extra: tuple[Any, ...] | None, f: int,
+          stop: float | None) -> float:
     """Best chance from face-up ``f`` with fresh-deck odds (TB-4.5)."""
     best = max(_two_ways(ahead, equal, wrong, f))
     if stop is not None:
@@ -161,7 +180,8 @@ def _best(ahead: list, equal: float, wrong: float, extra: tuple | None, f: int, 
     if extra is None:
         return best
     if extra[0] == "rapids":
-        return max(best, *_two_ways(*extra[1:], f))
+        _, rapids_ahead, rapids_equal, rapids_wrong = extra
+        return max(best, *_two_ways(rapids_ahead, rapids_equal, rapids_wrong, f))
     _, exits, home = extra
     hit = max(v for i, v in enumerate(exits) if i != f - 1)
     return max(best, (4 * hit + (FRESH - 4) * home) / FRESH)
@@ -194,6 +214,7 @@ class HeuristicBot(Bot):
         self._river: _River | None = None
 
     def choose(self, view: View | None, moves: list[Move]) -> Move:
+        view = self.seen(view)
         board = view["board"]
         if self._river is None:
             self._river = _River(board["spaces"])
@@ -276,4 +297,4 @@ class _Turn:
         """TB-4.8: exact → the exit, else beaver and dam back to Start."""
         plan, hit = self.plan, self.left[value - 1] / self.total
         rows = plan.turbo_rows(self.dam) if self.turbo else plan.rows[self.dam]
-        return hit * plan.land(rows, self.river.exit, value) + (1 - hit) * plan.end(0, self.dam)
+        return hit * plan.land(rows, plan.exit_space(), value) + (1 - hit) * plan.end(0, self.dam)
