@@ -30,37 +30,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from engine.core import (
-    ACTIVE,
-    BOOL,
-    FINISHED,
-    INT,
-    PUBLIC,
-    CardCodec,
-    Event,
-    Game,
-    Handler,
-    Move,
-    Option,
-    Private,
-    Redacted,
-    State,
-    Turn,
-    Viewer,
-    clone,
-    deck_option,
-    decks_option,
-    everyone,
-    first_seat_option,
-    known_value,
-    make_result,
-    only,
-    recall_option,
-    reshuffle_key,
-    round_deck,
-    seat_after,
-    seeded_shuffle,
-)
+from engine import core
+from engine.core import ACTIVE, FINISHED, PUBLIC, Event, Game, Move, Option, Private, Redacted, State, Turn, Viewer
 
 GAME_ID = "biberclan"
 
@@ -70,7 +41,7 @@ CLEAR, FLIP, SWAP, PEEK = "clear", "flip", "swap", "peek"
 BASE_COUNTS = {"0": 7, "1": 6, "2": 6, "3": 6, "4": 5, "5": 5, "6": 5, "7": 4, "8": 4, "9": 4,
                CLEAR: 5, FLIP: 9}
 BIBERBANDE_EXTRA = {**{d: 4 for d in NUMBERS}, SWAP: 7, PEEK: 7}
-CODEC = CardCodec({**{d: d for d in NUMBERS}, CLEAR: "c", FLIP: "f", SWAP: "s", PEEK: "p"})
+CODEC = core.CardCodec({**{d: d for d in NUMBERS}, CLEAR: "c", FLIP: "f", SWAP: "s", PEEK: "p"})
 _NUMBER_SET = frozenset(NUMBERS)
 
 # --- castle geometry (BC-1.4) --------------------------------------------
@@ -179,7 +150,7 @@ def open_cards(state: State, actor: int) -> list[tuple[int, int]]:
 def castle_card(held: Held, face: str, n: int) -> CastleCard:
     """The held card laid into a castle with ``face``; lying face up makes it
     known to every seat (BC-5.5)."""
-    return {"card": held["card"], "face": face, "knowers": everyone(n) if face == UP else held["knowers"]}
+    return {"card": held["card"], "face": face, "knowers": core.everyone(n) if face == UP else held["knowers"]}
 
 
 # ==========================================================================
@@ -289,7 +260,7 @@ def round_order(state: State, round_no: int) -> list[str]:
     round by round), else the seeded shuffle of (seed, r)."""
     if state["decks"]:
         return CODEC.decode(state["decks"].pop(0))
-    return round_deck(GAME_ID, state["seed"], round_no, canonical(state["with_biberbande"]), {})
+    return core.round_deck(GAME_ID, state["seed"], round_no, canonical(state["with_biberbande"]), {})
 
 
 # ==========================================================================
@@ -311,19 +282,12 @@ def draw_card(turn: Turn) -> str | None:
         if not state["discard"]:
             return None
         state["reshuffles"] += 1
-        key = reshuffle_key(GAME_ID, state["seed"], state["round"], state["reshuffles"])
-        state["draw"] = seeded_shuffle(state["discard"], key)            # BC-3.1, D25
+        key = core.reshuffle_key(GAME_ID, state["seed"], state["round"], state["reshuffles"])
+        state["draw"] = core.seeded_shuffle(state["discard"], key)            # BC-3.1, D25
         state["discard"] = []
         turn.emit(EVENT_RESHUFFLED, None, count=state["reshuffles"])      # k, as reshuffle_key
     card: str = state["draw"].pop(0)
     return card
-
-
-def emit_drew(turn: Turn, seat: int, kind: str, card: str) -> None:
-    """Event ``drew`` {seat, kind, card} (BC-8.1).  Its field ``kind`` has the
-    name of ``Turn.emit``'s first parameter, so it cannot be passed as a
-    keyword: the fields are set on the emitted event, in the same order."""
-    turn.emit(EVENT_DREW, seat).update(kind=kind, card=card)
 
 
 def start_turn(turn: Turn) -> None:
@@ -337,14 +301,14 @@ def start_turn(turn: Turn) -> None:
             end_round(turn, REASON_TURN_LIMIT)
             return
         if is_number(card):
-            emit_drew(turn, actor, KIND_NUMBER, card)
-            state["held"] = {"kind": KIND_NUMBER, "card": card, "knowers": only(actor), "public": False,
+            turn.emit(EVENT_DREW, actor, kind=KIND_NUMBER, card=card)
+            state["held"] = {"kind": KIND_NUMBER, "card": card, "knowers": core.only(actor), "public": False,
                              "from": None}
             state["phase"] = PHASE_PLACE
             return
-        emit_drew(turn, actor, KIND_SPECIAL, card)
+        turn.emit(EVENT_DREW, actor, kind=KIND_SPECIAL, card=card)
         if special_moves(state, actor, card):
-            state["held"] = {"kind": KIND_SPECIAL, "card": card, "knowers": everyone(len(state["names"])),
+            state["held"] = {"kind": KIND_SPECIAL, "card": card, "knowers": core.everyone(len(state["names"])),
                              "public": True, "from": None}
             state["phase"] = PHASE_SPECIAL
             return
@@ -364,7 +328,7 @@ def end_turn(turn: Turn) -> None:
     actor, n = state["seat"], len(state["names"])
     if card_count(state["castles"][actor]) == CASTLE_SIZE and state["finisher"] is None:
         state["finisher"] = actor
-        state["final_turns"] = [seat_after(actor, n, k) for k in range(1, n)]
+        state["final_turns"] = [core.seat_after(actor, n, k) for k in range(1, n)]
         turn.emit(EVENT_CASTLE_COMPLETED, actor, final_turns=list(state["final_turns"]))
     elif actor in state["final_turns"]:
         state["final_turns"].remove(actor)
@@ -374,7 +338,7 @@ def end_turn(turn: Turn) -> None:
     elif state["finisher"] is None and state["turns"] == state["max_turns"]:
         end_round(turn, REASON_TURN_LIMIT)
     else:
-        state["seat"] = seat_after(actor, n)
+        state["seat"] = core.seat_after(actor, n)
         start_turn(turn)
 
 
@@ -383,7 +347,7 @@ def end_round(turn: Turn, reason: str) -> None:
     the next round."""
     state = turn.state
     body = score_round(state, reason)
-    turn.emit(EVENT_ROUND_ENDED, None, **clone(body))
+    turn.emit(EVENT_ROUND_ENDED, None, **core.clone(body))
     state["round_scores"].append(body["scores"])
     state["scores"] = body["totals"]
     state["last_round"] = body
@@ -394,16 +358,16 @@ def end_round(turn: Turn, reason: str) -> None:
         finish_match(turn, REASON_ROUNDS, [])
     else:
         start = body["finisher"] if body["finisher"] is not None \
-            else seat_after(state["seat"], len(state["names"]))      # BC-6.6, D19
+            else core.seat_after(state["seat"], len(state["names"]))      # BC-6.6, D19
         start_round(turn, state["round"] + 1, start)
 
 
 def finish_match(turn: Turn, reason: str, five: list[int]) -> None:
     """BC-6.7: result, status and phase finished, nobody to act."""
     state = turn.state
-    result = make_result(state["scores"], lowest_wins=False, first_group=five)
+    result = core.make_result(state["scores"], lowest_wins=False, first_group=five)
     state.update(status=FINISHED, phase=PHASE_FINISHED, result=result)
-    turn.emit(EVENT_MATCH_ENDED, None, reason=reason, result=clone(result))
+    turn.emit(EVENT_MATCH_ENDED, None, reason=reason, result=core.clone(result))
 
 
 def start_round(turn: Turn, round_no: int, start_seat: int) -> None:
@@ -459,7 +423,7 @@ def do_replace(turn: Turn, seat: int, move: Move) -> None:
         state["discard"].append(old["card"])
         end_turn(turn)
         return
-    state["held"] = {"kind": KIND_REMOVED, "card": old["card"], "knowers": old["knowers"] | only(seat),
+    state["held"] = {"kind": KIND_REMOVED, "card": old["card"], "knowers": old["knowers"] | core.only(seat),
                      "public": old["face"] == UP, "from": {"target": target, "slot": move["slot"]}}
     state["phase"] = PHASE_STASH
 
@@ -493,7 +457,7 @@ def do_flip(turn: Turn, seat: int, move: Move) -> None:
     state = turn.state
     card = state["castles"][move["target"]][SLOT_INDEX[move["slot"]]]
     card["face"] = DOWN if card["face"] == UP else UP
-    card["knowers"] = everyone(len(state["names"]))
+    card["knowers"] = core.everyone(len(state["names"]))
     turn.emit(EVENT_FLIPPED, seat, target=move["target"], slot=move["slot"], face=card["face"], card=card["card"])
     finish_special(turn)
 
@@ -511,12 +475,12 @@ def do_swap(turn: Turn, seat: int, move: Move) -> None:
 def do_peek(turn: Turn, seat: int, move: Move) -> None:
     """BC-4.9: the actor looks at an unprotected face-down card."""
     card = turn.state["castles"][move["target"]][SLOT_INDEX[move["slot"]]]
-    card["knowers"] |= only(seat)
+    card["knowers"] |= core.only(seat)
     turn.emit(EVENT_PEEKED, seat, target=move["target"], slot=move["slot"], card=card["card"])
     finish_special(turn)
 
 
-HANDLERS: dict[str, Handler] = {
+HANDLERS: dict[str, core.Handler] = {
     MOVE_PLACE: do_place, MOVE_REPLACE: do_replace, MOVE_STASH: do_stash,
     MOVE_CLEAR: do_clear, MOVE_FLIP: do_flip, MOVE_SWAP: do_swap, MOVE_PEEK: do_peek,
 }
@@ -537,7 +501,7 @@ def card_entry(viewer: Viewer, card: str, public: bool, owner: int | None, knowe
     value = shown(viewer, card, public, owner)
     entry: dict[str, Any] = {"card": value}
     if value is None:
-        known = known_value(card, knowers, viewer, recall)
+        known = core.known_value(card, knowers, viewer, recall)
         if known is not None:
             entry["known"] = known
     return entry
@@ -589,7 +553,7 @@ def board_view(state: State, viewer: Viewer) -> dict[str, Any]:
         discard=list(state["discard"]), box=list(state["box"]), start_seat=state["start_seat"],
         turn_seat=state["seat"] if active else None, turns=state["turns"], max_turns=state["max_turns"],
         finisher=state["finisher"], final_turns=list(state["final_turns"]), held=held_view(state, viewer),
-        round_scores=[list(r) for r in state["round_scores"]], last_round=clone(state["last_round"]),
+        round_scores=[list(r) for r in state["round_scores"]], last_round=core.clone(state["last_round"]),
     )
     return board
 
@@ -653,11 +617,11 @@ class BiberClan(Game):
                "unprotected cards, play compulsory specials; a completed castle starts the "
                "final lap; highest total after the rounds wins, five of a kind wins at once.")
     options = (
-        Option("rounds", INT, 5, minimum=1, maximum=10, description="rounds in the match (BC-2.1, D2)"),
-        Option("with_biberbande", BOOL, False,
+        Option("rounds", core.INT, 5, minimum=1, maximum=10, description="rounds in the match (BC-2.1, D2)"),
+        Option("with_biberbande", core.BOOL, False,
                description="add Biberbande's numbers and swap/peek specials: 120 cards (BC-1.3)"),
-        deck_option(), decks_option(), first_seat_option(), recall_option(),
-        Option("max_turns", INT, 200, minimum=1, maximum=1000,
+        core.deck_option(), core.decks_option(), core.first_seat_option(), core.recall_option(),
+        Option("max_turns", core.INT, 200, minimum=1, maximum=1000,
                description="turns per round after which a round nobody completes ends (D18)"),
     )
     events = EVENTS
