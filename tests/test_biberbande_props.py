@@ -2,9 +2,10 @@
 
 After every move: the invariants of section 10 (BB-10.1–BB-10.5), turn bounds (BB-4.9),
 event shapes (BB-8), purity and snapshot round-trip, snapshot size, and a LEAK oracle:
-every viewer's view and events are compared with the admin's, and every card value a
-viewer sees in a hidden zone must be justified by this file's own knowledge model of
-what that seat saw (BB-3.4, BB-5).
+every viewer's view and events are compared with the admin's, field by field, and every
+value a viewer sees must be justified by this file's own model of the rules: where the card
+a field names lies (BB-7, BB-8) and who has seen that card, rebuilt from the admin's events
+(BB-3.4, BB-5).  A field or event type the model does not describe justifies nothing.
 """
 from __future__ import annotations
 
@@ -27,19 +28,6 @@ CARD_IDS = frozenset(CANONICAL)
 SNAPSHOT_LIMIT = 4096
 PROPS = settings(max_examples=25, deadline=None)
 
-#: BB-8: the fields of each event type besides ``type`` and ``seat``
-EVENT_FIELDS = {
-    "round_started": {"round", "starter"}, "dealt": {"displays", "discard"},
-    "turn_started": {"turn"}, "reshuffled": {"count"},
-    "drew": {"card", "stage"}, "took_discard": {"slot", "card", "discarded"},
-    "swapped_drawn": {"slot", "card", "discarded"}, "discarded_drawn": {"card"},
-    "used_swap": {"slot", "target_seat", "target_slot"}, "used_peek": {"slot", "card"},
-    "used_draw2": set(), "skipped_draw": set(), "knocked": {"turn"}, "ended_turn": set(),
-    "round_ended": {"reason", "knocker", "displays"},
-    "replaced": {"slot", "special", "discarded", "card"},
-    "round_scored": {"round", "points", "scores"}, "match_ended": {"result"},
-}
-PRIVATE_CARD_EVENTS = {"drew", "swapped_drawn", "used_peek"}
 MOVE_FIELDS = {"type", "slot", "target_seat", "target_slot"}
 
 
@@ -84,41 +72,157 @@ def matches(draw):
     return n, draw(st.integers(0, SEED_MAX)), options, player(draw(st.integers(0, 2**32)), long_rounds)
 
 
-# --- the test's own knowledge model (BB-3.4, BB-5.5, BB-6.1) ---------------------------
+# --- the test's own knowledge model (BB-3.4, BB-5, BB-6.1, BB-8) ---------------------------
+# Where the card named by a field lies, as the rules describe each event (BB-8) and view (BB-7).
+# The model then decides from what each viewer has seen whether the viewer may know it.
+FACE_UP = ("face_up",)        # a card put face up on the discard pile: public (BB-5.3, D16)
+HELD = ("held",)              # the held card: its holder (BB-5.2)
+DRAW_ORDER = ("draw_order",)  # the order of the draw pile: nobody but the admin (BB-5.3)
+SPECTATORS = -1               # a knower: the card was shown face up to every viewer
+
+
+def event_slot(event: dict, path: tuple) -> tuple:
+    """The actor's display slot named by the event (after the event)."""
+    return ("slot", event["seat"], event["slot"])
+
+
+def listed_slot(event: dict, path: tuple) -> tuple:
+    """``displays[s][j]``: seat s, slot j."""
+    return ("slot", path[1], path[2])
+
+
+def replaced_special(event: dict, path: tuple) -> tuple:
+    """BB-6.2: a replaced special goes face up on the discard; an unreplaceable one stays (BB-4.10)."""
+    return FACE_UP if event["card"] is not None else event_slot(event, path)
+
+
+def face_up(event: dict, path: tuple) -> tuple:
+    return FACE_UP
+
+
+def held(event: dict, path: tuple) -> tuple:
+    return HELD
+
+
+#: BB-8: each event type's fields besides ``type`` and ``seat``; a field naming cards maps to
+#: where that card lies, None marks a field that holds no card value.
+EVENT_FIELDS = {
+    "round_started": {"round": None, "starter": None},
+    "dealt": {"displays": listed_slot, "discard": face_up},
+    "turn_started": {"turn": None}, "reshuffled": {"count": None},
+    "drew": {"card": held, "stage": None},
+    "took_discard": {"slot": None, "card": event_slot, "discarded": face_up},
+    "swapped_drawn": {"slot": None, "card": event_slot, "discarded": face_up},
+    "discarded_drawn": {"card": face_up},
+    "used_swap": {"slot": None, "target_seat": None, "target_slot": None},
+    "used_peek": {"slot": None, "card": event_slot},
+    "used_draw2": {}, "skipped_draw": {}, "knocked": {"turn": None}, "ended_turn": {},
+    "round_ended": {"reason": None, "knocker": None, "displays": listed_slot},
+    "replaced": {"slot": None, "special": replaced_special, "discarded": face_up, "card": event_slot},
+    "round_scored": {"round": None, "points": None, "scores": None}, "match_ended": {"result": None},
+}
+
+
+def view_location(path: tuple) -> tuple | None:
+    """BB-7: where the card at a view path lies; None for a view field that holds no card value;
+    ``("unknown",)`` for a path the rules do not describe (nobody but the admin may see it)."""
+    match path:
+        case ("players", p, "display" | "known", j):
+            return ("slot", p, j)
+        case ("board", "drawn", "card"):
+            return HELD
+        case ("board", "discard", _):
+            return FACE_UP
+        case ("board", "draw_pile", _):
+            return DRAW_ORDER
+        case ("board", "history", r, "displays", s, j):
+            return ("history", r, s, j)
+        case (("status" | "round" | "rounds" | "phase",) | ("to_act" | "scores", _) | ("result", *_)
+              | ("players", _, "seat" | "name")
+              | ("board", "starter" | "turn" | "current_seat" | "turn_limit" | "max_turn" | "knocker"
+                 | "knock_turn" | "last_turn" | "draw_count")
+              | ("board", "drawn", "seat" | "stage")
+              | ("board", "history", _, "round" | "starter" | "knocker" | "reason")
+              | ("board", "history", _, "points", _)):
+            return None
+    return ("unknown",)
+
+
 @dataclass
 class Model:
-    """What each seat has seen, rebuilt from the admin's events alone."""
+    """Where every display card and the held card are, and who has seen each, rebuilt from
+    the admin's events alone (BB-3.4, BB-5.5, BB-6.1)."""
 
     n: int
+    display: list[list[str]] = field(default_factory=list)
     knowers: list[list[set[int]]] = field(default_factory=list)
-    holder: int | None = None
+    held: tuple[int, str] | None = None
+    history: list[list[list[str]]] = field(default_factory=list)
 
     def apply(self, event: dict[str, Any]) -> None:
         kind, seat = event["type"], event["seat"]
-        everyone = set(range(self.n))
-        if kind == "dealt":  # a new deal clears knowledge; own outer cards are glimpsed
+        shown = set(range(self.n)) | {SPECTATORS}
+        if kind == "dealt":  # a new deal clears knowledge; own outer cards are glimpsed (BB-3.4)
+            self.display = [list(row) for row in event["displays"]]
             self.knowers = [[{p} if j in (0, 3) else set() for j in range(4)] for p in range(self.n)]
-        elif kind == "took_discard":
-            self.knowers[seat][event["slot"]] = set(everyone)
-        elif kind == "swapped_drawn":
+        elif kind == "drew":
+            self.held = (seat, event["card"])
+        elif kind == "took_discard":  # the face-up card is known to all (D15)
+            assert self.display[seat][event["slot"]] == event["discarded"]
+            self.display[seat][event["slot"]] = event["card"]
+            self.knowers[seat][event["slot"]] = shown
+        elif kind == "swapped_drawn":  # the placer knows the card it placed
+            assert self.display[seat][event["slot"]] == event["discarded"]
+            self.display[seat][event["slot"]] = self.held[1]
             self.knowers[seat][event["slot"]] = {seat}
         elif kind == "used_peek":
             self.knowers[seat][event["slot"]].add(seat)
-        elif kind == "used_swap":
-            a, b = (seat, event["slot"]), (event["target_seat"], event["target_slot"])
-            self.knowers[a[0]][a[1]], self.knowers[b[0]][b[1]] = (
-                self.knowers[b[0]][b[1]], self.knowers[a[0]][a[1]])
-        elif kind in ("round_ended", "replaced"):
-            self.knowers = [[set(everyone) for _ in range(4)] for _ in range(self.n)]
-        if kind == "drew":
-            self.holder = seat
-        elif kind in ("swapped_drawn", "discarded_drawn", "used_swap", "used_peek", "used_draw2"):
-            self.holder = None
+        elif kind == "used_swap":  # cards and their knowers change places
+            (a, j), (b, u) = (seat, event["slot"]), (event["target_seat"], event["target_slot"])
+            self.display[a][j], self.display[b][u] = self.display[b][u], self.display[a][j]
+            self.knowers[a][j], self.knowers[b][u] = self.knowers[b][u], self.knowers[a][j]
+        elif kind == "round_ended":  # every display is revealed (BB-6.1)
+            assert event["displays"] == self.display
+            self.knowers = [[set(shown) for _ in range(4)] for _ in range(self.n)]
+        elif kind == "replaced" and event["card"] is not None:
+            assert self.display[seat][event["slot"]] == event["special"]
+            self.display[seat][event["slot"]] = event["card"]
+        elif kind == "round_scored":
+            self.history.append([list(row) for row in self.display])
+        if kind in ("swapped_drawn", "discarded_drawn", "used_swap", "used_peek", "used_draw2"):
+            self.held = None
+
+    def card_at(self, location: tuple) -> str | None:
+        """The model's own value of the card at ``location`` (None: the model has none)."""
+        match location:
+            case ("slot", s, j):
+                return self.display[s][j]
+            case ("held",):
+                return self.held and self.held[1]
+            case ("history", r, s, j):
+                return self.history[r][s][j]
+        return None
+
+    def may_know(self, viewer: Viewer, location: tuple, value: Any) -> bool:
+        """True when ``viewer`` has seen the card at ``location``; a card value the model
+        holds must then be exactly ``value``."""
+        if viewer.is_admin or location == FACE_UP or location[0] == "history":
+            seen = True
+        elif location[0] == "slot":
+            knowers = self.knowers[location[1]][location[2]]
+            seen = (viewer.seat if viewer.role == "seat" else SPECTATORS) in knowers
+        elif location == HELD:
+            seen = self.held is not None and viewer.is_seat(self.held[0])
+        else:  # the draw order, or a place the rules do not describe
+            seen = False
+        if seen and self.card_at(location) is not None:
+            assert value == self.card_at(location), (location, value, self.card_at(location))
+        return seen
 
 
 def walk(seen: Any, truth: Any, path: tuple, may_see) -> None:
-    """Same structure as the truth; a differing value must be null; a visible value at a
-    hidden path must be justified by ``may_see(path)``."""
+    """Same structure as the truth; a differing value must be null; every visible value
+    must be justified by ``may_see(path, value)``."""
     if seen is None and truth is not None:
         return
     if isinstance(truth, dict):
@@ -132,29 +236,28 @@ def walk(seen: Any, truth: Any, path: tuple, may_see) -> None:
     else:
         assert type(seen) is type(truth) and seen == truth, (path, seen, truth)
         if seen is not None:
-            assert may_see(path), f"unjustified visible value {seen!r} at {path}"
+            assert may_see(path, seen), f"unjustified visible value {seen!r} at {path}"
+
+
+def no_card(path: tuple, value: Any) -> bool:
+    """A field the rules give no card value may not carry one."""
+    return value not in CARD_IDS
 
 
 def check_view(view: dict, truth: dict, viewer: Viewer, model: Model, recall: str) -> None:
-    """The viewer's view against the admin's, with ``known`` compared with the true display."""
-    finished = truth["status"] == "finished"
+    """The viewer's view against the admin's, with ``known`` compared with the true display;
+    every visible value at every path must be justified by the model (BB-5.1–BB-5.6)."""
     ref = orjson.loads(orjson.dumps(truth))
     for player_ in ref["players"]:
         player_["known"] = list(player_["display"])
 
-    def may_see(path: tuple) -> bool:
-        if viewer.is_admin:
-            return True
-        if path[0] == "players" and path[2] == "display":
-            return finished
-        if path[0] == "players" and path[2] == "known":
-            return (recall == "perfect" and viewer.role == "seat"
-                    and viewer.seat in model.knowers[path[1]][path[3]])
-        if path[:3] == ("board", "drawn", "card"):
-            return viewer.is_seat(model.holder)
-        if path[:2] == ("board", "draw_pile"):
-            return False
-        return True
+    def may_see(path: tuple, value: Any) -> bool:
+        location = view_location(path)
+        if location is None:
+            return no_card(path, value)
+        if path[0] == "players" and path[2] == "known" and not (recall == "perfect" and viewer.role == "seat"):
+            return False  # BB-5.6: known is for seats with perfect recall only
+        return model.may_know(viewer, location, value)
 
     walk(view, ref, (), may_see)
     # completeness of perfect recall: everything the seat saw is shown (BB-5.6)
@@ -165,18 +268,20 @@ def check_view(view: dict, truth: dict, viewer: Viewer, model: Model, recall: st
                     assert player_["known"][j] == truth["players"][p]["display"][j], (p, j)
 
 
-def check_event(seen: dict, truth: dict, viewer: Viewer) -> None:
-    """BB-5.7 against the admin's event."""
-    kind = truth["type"]
+def check_event(seen: dict, truth: dict, viewer: Viewer, model: Model) -> None:
+    """BB-5.7: every field of the viewer's event against the admin's; a visible card must be
+    one the model says the viewer has seen (the model has applied ``truth``)."""
+    fields = EVENT_FIELDS.get(truth["type"], {})
 
-    def may_see(path: tuple) -> bool:
-        if viewer.is_admin:
-            return True
-        if kind in PRIVATE_CARD_EVENTS and path == ("card",):
-            return viewer.is_seat(truth["seat"])
-        if kind == "dealt" and path[0] == "displays":
-            return viewer.is_seat(path[1]) and path[2] in (0, 3)
-        return True
+    def may_see(path: tuple, value: Any) -> bool:
+        if path in (("type",), ("seat",)):
+            return no_card(path, value)
+        if path[0] not in fields:
+            return False  # a field (or event type) the rules do not describe
+        locate = fields[path[0]]
+        if locate is None:
+            return no_card(path, value)
+        return model.may_know(viewer, locate(truth, path), value)
 
     walk(seen, truth, (), may_see)
 
@@ -217,8 +322,6 @@ class Checker:
         frozen = orjson.dumps(step.events)
         for viewer in viewers(self.n):
             check_view(G.view(step.after, viewer), truth, viewer, self.model, self.recall)
-            for seen, event in zip(G.redact_events(step.events, viewer), step.events):
-                check_event(seen, event, viewer)
         assert orjson.dumps(step.events) == frozen, "redact_event mutated an event"
         check_legal_moves(step.after, self.n)
         self.prev_bytes = after
@@ -230,7 +333,8 @@ class Checker:
         assert orjson.dumps(again) == after and events == step.events
 
     def check_events(self, step: Step, truth: dict) -> None:
-        """BB-8 shapes; the model learns from them; BB-10.2 round points; BB-10.4 per turn."""
+        """BB-8 shapes; the model learns from each event, then every viewer's copy of it is
+        checked against the model (BB-5.7); BB-10.2 round points; BB-10.4 per turn."""
         if step.before is not None:
             self.moves += 1
             board = step.before["round"], step.before["turn"]
@@ -238,8 +342,10 @@ class Checker:
         in_turn = step.before is not None
         for event in step.events:
             kind = event["type"]
-            assert set(event) == {"type", "seat"} | EVENT_FIELDS[kind], event
             self.model.apply(event)
+            for viewer in viewers(self.n):
+                check_event(G.redact_event(event, viewer), event, viewer, self.model)
+            assert set(event) == {"type", "seat"} | set(EVENT_FIELDS[kind]), event
             if kind == "round_ended":
                 in_turn = False
             if kind == "round_started":
@@ -251,6 +357,9 @@ class Checker:
                 self.turn_counts[board + (kind,)] += 1
             if kind == "round_scored":
                 assert all(0 <= p <= 36 for p in event["points"])
+        assert self.model.display == [p["display"] for p in truth["players"]]     # the model is right
+        assert self.model.held == (truth["board"]["drawn"] and (truth["board"]["drawn"]["seat"],
+                                                                truth["board"]["drawn"]["card"]))
         if step.before is not None:
             assert self.turn_counts[board + ("moves",)] <= 33
             assert self.turn_counts[board + ("drew",)] <= 21

@@ -13,8 +13,16 @@ import pytest
 
 from engine import REGISTRY
 from engine.biberbande import CANONICAL, Biberbande
-from engine.core import (ADMIN_VIEWER, SPECTATOR_VIEWER, IllegalMove, InvalidOptions,
-                         MatchFinished, NotYourTurn, seat_viewer)
+from engine.core import (
+    ADMIN_VIEWER,
+    SPECTATOR_VIEWER,
+    IllegalMove,
+    InvalidOptions,
+    MatchFinished,
+    NotYourTurn,
+    UndeclaredEvent,
+    seat_viewer,
+)
 
 G: Biberbande = REGISTRY.get("biberbande")
 NUMBER_TAKES = [{"type": "take_discard", "slot": j} for j in range(4)]
@@ -541,6 +549,20 @@ def test_bb_5_7_event_redaction():
         assert G.redact_event(events[0], seat_viewer(0))["card"] == "6"
         state, events = play(state, 1, {"type": "take_discard", "slot": 1})
         assert G.redact_event(events[0], SPECTATOR_VIEWER) == events[0]
+
+
+def test_bb_8_declares_exactly_its_event_types():
+    """BB-8, BB-5.7: the game declares the visibility of exactly the event types of BB-8;
+    redacting any other type is refused, never passed through."""
+    assert set(G.events) == {
+        "round_started", "dealt", "turn_started", "reshuffled",                      # BB-8.1
+        "drew", "took_discard", "swapped_drawn", "discarded_drawn", "used_swap",      # BB-8.2
+        "used_peek", "used_draw2", "skipped_draw", "knocked", "ended_turn",
+        "round_ended", "replaced", "round_scored", "match_ended"}                     # BB-8.3
+    hand = {"type": "showed_display", "seat": 0, "cards": ["3", "7", "0", "9"]}
+    for viewer in (SPECTATOR_VIEWER, seat_viewer(1), ADMIN_VIEWER):
+        with pytest.raises(UndeclaredEvent):
+            G.redact_event(hand, viewer)
 
 
 def test_bb_5_5_new_deal_clears_knowledge():
