@@ -1,13 +1,38 @@
 """The engine core's shared mechanics, on every registered game where it
-applies: option validation, move matching, ranking, seeded shuffles."""
+applies: option validation, move matching, ranking, seeded shuffles, and
+declared event visibility (a toy game, then every real game and the API:
+an undeclared event is an error, never shown)."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
+import orjson
 import pytest
 
 from engine import REGISTRY
-from engine.core import InvalidOptions, make_result, ranking, same_move, seeded_shuffle
+from engine.core import (
+    ACTIVE,
+    ADMIN_VIEWER,
+    FINISHED,
+    PUBLIC,
+    SPECTATOR_VIEWER,
+    EventRule,
+    Game,
+    Handler,
+    InvalidOptions,
+    Private,
+    Redacted,
+    Turn,
+    UndeclaredEvent,
+    Viewer,
+    make_result,
+    ranking,
+    same_move,
+    seat_viewer,
+    seeded_shuffle,
+)
+from tests.http_helpers import Api
 
 GAMES = list(REGISTRY)
 
@@ -60,3 +85,258 @@ def test_seeded_shuffle_is_random_Random_of_the_key():
     random.Random("biberbande:42:1:0").shuffle(expected)
     assert seeded_shuffle(cards, "biberbande:42:1:0") == expected
     assert cards == [str(i) for i in range(20)]
+
+
+# --------------------------------------------------------------------------
+# Declared event visibility (engine/core.py "Events"): a toy game.
+# --------------------------------------------------------------------------
+def _mask_hand(event: dict[str, Any], viewer: Viewer) -> dict[str, Any]:
+    """The toy's ``Redacted`` rule: the count is public, the cards are not."""
+    MASK_CALLS.append((dict(event), viewer))
+    return {**event, "cards": [None] * len(event["cards"])}
+
+
+MASK_CALLS: list[tuple[dict[str, Any], Viewer]] = []
+REACHED: list[str] = []
+
+
+def _take(turn: Turn, seat: int, move: dict[str, Any]) -> None:
+    """Declared events only: seat takes the top card; the game ends."""
+    card = turn.state["pile"].pop()
+    turn.state["hands"][seat].append(card)
+    turn.emit("took", seat, card=card, cards=list(turn.state["hands"][seat]))
+    turn.emit("counted", seat, cards=list(turn.state["hands"][seat]))
+    turn.state["status"] = FINISHED
+    turn.emit("ended", None, winner=seat)
+
+
+def _leak(turn: Turn, seat: int, move: dict[str, Any]) -> None:
+    """Emits an undeclared event showing the seat's hand."""
+    turn.state["status"] = FINISHED
+    turn.emit("hand_shown", seat, cards=list(turn.state["hands"][seat]))
+    REACHED.append("after hand_shown")
+
+
+def _sneak(turn: Turn, seat: int, move: dict[str, Any]) -> None:
+    """Appends an undeclared event without ``emit``."""
+    turn.state["status"] = FINISHED
+    turn.events.append({"type": "hand_shown", "seat": seat, "cards": list(turn.state["hands"][seat])})
+
+
+class Toy(Game):
+    """Two players, one move each way: declared and undeclared events."""
+
+    id = "toy"
+    title = "Toy"
+    min_players = 2
+    max_players = 2
+    options = ()
+    events = {"started": PUBLIC, "took": Private(("card", "cards")), "counted": Redacted(_mask_hand),
+              "ended": PUBLIC, "handed": Private(("cards",), owner="to")}
+    handlers = {"take": _take, "leak": _leak, "sneak": _sneak}
+
+    def canonical_deck(self, options: dict[str, Any]) -> list[str]:
+        return []
+
+    def setup(self, turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
+        turn.state.update({"status": ACTIVE, "phase": "play", "round": 1, "rounds": 1, "scores": [0, 0],
+                           "names": names, "hands": [["a1", "a2"], ["b1"]], "pile": ["c1", "c2"]})
+        turn.emit("started", None, names=list(names))
+
+    def to_act(self, state: dict[str, Any]) -> list[int]:
+        return [0] if state["status"] == ACTIVE else []
+
+    def seat_moves(self, state: dict[str, Any], seat: int) -> list[dict[str, Any]]:
+        return [{"type": kind} for kind in self.handlers]
+
+    def players_view(self, state: dict[str, Any], viewer: Viewer) -> list[dict[str, Any]]:
+        return [{"seat": s, "hand": hand if viewer.sees_private(s) else [None] * len(hand)}
+                for s, hand in enumerate(state["hands"])]
+
+    def board_view(self, state: dict[str, Any], viewer: Viewer) -> dict[str, Any]:
+        return {"pile": len(state["pile"])}
+
+
+class SneakySetup(Toy):
+    """Sets up with an undeclared event appended without ``emit``."""
+
+    def setup(self, turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
+        super().setup(turn, names, seed, options)
+        turn.events.append({"type": "hand_shown", "seat": 0, "cards": turn.state["hands"][0]})
+
+
+TOY = Toy()
+TOY_VIEWERS = [ADMIN_VIEWER, SPECTATOR_VIEWER, seat_viewer(0), seat_viewer(1)]
+
+
+def _toy_state() -> dict[str, Any]:
+    state, events, _ = TOY.create(["ana", "bo"], 1, {})
+    assert events == [{"type": "started", "seat": None, "names": ["ana", "bo"]}]
+    return state
+
+
+def test_declared_events_pass_through_play():
+    """Declared events come back from ``play`` as emitted, in order."""
+    state, events = TOY.play(_toy_state(), 0, {"type": "take"})
+    assert [e["type"] for e in events] == ["took", "counted", "ended"]
+    assert events[0] == {"type": "took", "seat": 0, "card": "c2", "cards": ["a1", "a2", "c2"]}
+    assert state["status"] == FINISHED
+
+
+def test_emit_refuses_an_undeclared_event_when_it_is_emitted():
+    """``Turn.emit`` raises :class:`UndeclaredEvent` at once: the event is not
+    recorded and the handler does not run on past it."""
+    turn = Turn(TOY, {"hands": [["a1"], []]})
+    turn.emit("started", None, names=[])
+    with pytest.raises(UndeclaredEvent, match="hand_shown"):
+        turn.emit("hand_shown", 0, cards=["a1"])
+    assert [e["type"] for e in turn.events] == ["started"]
+
+    REACHED.clear()
+    state = _toy_state()
+    before = orjson.dumps(state)
+    with pytest.raises(UndeclaredEvent, match="hand_shown"):
+        TOY.play(state, 0, {"type": "leak"})
+    assert REACHED == [], "the handler ran on past the undeclared emit"
+    assert orjson.dumps(state) == before
+
+
+def test_apply_play_and_create_refuse_an_event_appended_without_emit():
+    """An undeclared event that bypassed ``emit`` is caught before the move
+    (or the match) is handed back: ``apply``, ``play`` and ``create`` raise."""
+    state = _toy_state()
+    before = orjson.dumps(state)
+    with pytest.raises(UndeclaredEvent, match="hand_shown"):
+        TOY.apply(state, 0, {"type": "sneak"})
+    with pytest.raises(UndeclaredEvent, match="hand_shown"):
+        TOY.play(state, 0, {"type": "sneak"})
+    assert orjson.dumps(state) == before
+    with pytest.raises(UndeclaredEvent, match="hand_shown"):
+        SneakySetup().create(["ana", "bo"], 1, {})
+    with pytest.raises(UndeclaredEvent, match="hand_shown"):
+        TOY.checked([{"type": "started", "seat": None}, {"type": "hand_shown", "seat": 0}])
+
+
+@pytest.mark.parametrize("viewer", TOY_VIEWERS, ids=lambda v: f"{v.role}{v.seat}")
+def test_redact_event_refuses_an_undeclared_type_for_every_viewer(viewer):
+    """Nobody, not even the admin, gets an event whose visibility is undeclared."""
+    with pytest.raises(UndeclaredEvent, match="hand_shown"):
+        TOY.redact_event({"type": "hand_shown", "seat": 0, "cards": ["a1"]}, viewer)
+    with pytest.raises(UndeclaredEvent):
+        TOY.redact_events([{"type": "started", "seat": None}, {"type": "hand_shown", "seat": 1}], viewer)
+
+
+def test_private_fields_only_for_the_owner_seat_and_the_admin():
+    """``Private``: the owner seat and the admin see the fields; other seats
+    and spectators get them hidden (a list becomes that many nulls); the
+    other fields stay public."""
+    took = {"type": "took", "seat": 0, "card": "c2", "cards": ["a1", "a2", "c2"]}
+    hidden = {"type": "took", "seat": 0, "card": None, "cards": [None, None, None]}
+    assert TOY.redact_event(took, ADMIN_VIEWER) == took
+    assert TOY.redact_event(took, seat_viewer(0)) == took
+    assert TOY.redact_event(took, seat_viewer(1)) == hidden
+    assert TOY.redact_event(took, SPECTATOR_VIEWER) == hidden
+
+    handed = {"type": "handed", "seat": 0, "to": 1, "cards": ["a1"]}
+    assert TOY.redact_event(handed, seat_viewer(1)) == handed
+    assert TOY.redact_event(handed, seat_viewer(0)) == {**handed, "cards": [None]}
+    assert TOY.redact_event(handed, SPECTATOR_VIEWER) == {**handed, "cards": [None]}
+    assert Private(("card",)).redact({"type": "x", "seat": None, "card": "c"}, seat_viewer(0))["card"] is None
+
+
+def test_public_copies_and_redacted_calls_its_function():
+    """``PUBLIC`` returns an equal copy; ``Redacted`` returns what its
+    function makes of the event for that viewer (the admin sees all)."""
+    started = {"type": "started", "seat": None, "names": ["ana", "bo"]}
+    for viewer in TOY_VIEWERS:
+        seen = TOY.redact_event(started, viewer)
+        assert seen == started and seen is not started
+    copy = PUBLIC.redact(started, SPECTATOR_VIEWER)
+    copy["extra"] = 1
+    assert "extra" not in started
+
+    MASK_CALLS.clear()
+    counted = {"type": "counted", "seat": 0, "cards": ["a1", "c2"]}
+    assert TOY.redact_event(counted, seat_viewer(1)) == {**counted, "cards": [None, None]}
+    assert TOY.redact_event(counted, SPECTATOR_VIEWER) == {**counted, "cards": [None, None]}
+    assert MASK_CALLS == [(counted, seat_viewer(1)), (counted, SPECTATOR_VIEWER)]
+    assert TOY.redact_event(counted, ADMIN_VIEWER) == counted
+
+
+@pytest.mark.parametrize("rule", [PUBLIC, Private(("card", "cards")), Private(("cards",), owner="to"),
+                                  Redacted(_mask_hand)], ids=["public", "private", "private-owner", "redacted"])
+def test_no_rule_mutates_its_event(rule: EventRule):
+    event = {"type": "took", "seat": 0, "to": 1, "card": "c2", "cards": ["a1", "c2"], "nested": {"k": [1]}}
+    before = orjson.dumps(event)
+    for viewer in TOY_VIEWERS:
+        seen = rule.redact(event, viewer)
+        assert seen is not event
+        seen["seat"] = 9
+        assert orjson.dumps(event) == before
+
+
+# --------------------------------------------------------------------------
+# Declared events on the real games: an engine that starts leaking a hand
+# fails the move instead of showing it.
+# --------------------------------------------------------------------------
+def _leaky_handlers(game: Game, how: str) -> dict[str, Handler]:
+    """Every handler of ``game``, wrapped to also show the mover's whole
+    player entry (hand, display, castle as the admin sees it) in an
+    undeclared event ``hand_shown``: emitted, or appended past ``emit``."""
+
+    def wrap(handler: Handler) -> Handler:
+        def leaky(turn: Turn, seat: int, move: dict[str, Any]) -> None:
+            handler(turn, seat, move)
+            secret = game.view(turn.state, ADMIN_VIEWER)["players"][seat]
+            if how == "emit":
+                turn.emit("hand_shown", seat, player=secret)
+            else:
+                turn.events.append({"type": "hand_shown", "seat": seat, "player": secret})
+        return leaky
+
+    return {kind: wrap(handler) for kind, handler in game.handlers.items()}
+
+
+@pytest.mark.parametrize("how", ["emit", "append"])
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: g.id)
+def test_real_game_refuses_an_undeclared_event(monkeypatch: pytest.MonkeyPatch, game: Game, how: str):
+    """Every registered game: a handler that starts emitting an undeclared
+    event makes the move raise :class:`UndeclaredEvent`; the state is unchanged."""
+    assert "hand_shown" not in game.events
+    state, _, _ = game.create(["a", "b"], 3, {})
+    seat = game.to_act(state)[0]
+    move = game.legal_moves(state, seat)[0]
+    monkeypatch.setattr(type(game), "handlers", _leaky_handlers(game, how))
+    before = orjson.dumps(state)
+    with pytest.raises(UndeclaredEvent, match="hand_shown"):
+        game.play(state, seat, move)
+    assert orjson.dumps(state) == before
+    with pytest.raises(UndeclaredEvent):
+        game.redact_event({"type": "hand_shown", "seat": seat, "player": {}}, ADMIN_VIEWER)
+
+
+def test_leaking_move_over_http_is_500_and_writes_nothing(monkeypatch: pytest.MonkeyPatch, api: Api):
+    """Mein Lieber Biber with a handler that shows the mover's hand in an
+    undeclared event: the move answers 500 internal_error, the version stays,
+    and the hand appears in no response to anyone else (nor in the error)."""
+    game = REGISTRY.get("mein-lieber-biber")
+    assert game is not None
+    monkeypatch.setattr(type(game), "handlers", _leaky_handlers(game, "emit"))
+    m = api.create(["ana", "bo"], game=game.id, seed=5)
+    hand = m.admin_view()["players"][0]["hand"]
+    assert len(hand) == 3 and all(hand)
+    move = m.legal(0)[0]
+    setup_events = m.events(m.admin)
+    r = api.move(m.id, m.token(0), move, 0)
+    assert r.status == 500 and r.json["code"] == "internal_error", r
+    assert b"hand_shown" not in r.body and not any(card.encode() in r.body for card in hand), r
+    assert m.admin_view()["version"] == 0
+    assert m.events(m.admin) == setup_events
+    assert api.record(m.id, m.admin).json["moves"] == []
+    others = [api.view(m.id), api.view(m.id, m.token(1)), api.events(m.id), api.events(m.id, m.token(1)),
+              api.legal(m.id, m.token(1)), api.move(m.id, m.token(1), move, 0)]
+    for resp in others:
+        assert b"hand_shown" not in resp.body, resp
+        assert not any(f'"{card}"'.encode() in resp.body for card in hand), resp
+    monkeypatch.undo()
+    assert api.move(m.id, m.token(0), move, 0).status == 200, "the unpatched engine plays the same move"
