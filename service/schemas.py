@@ -12,7 +12,7 @@ from typing import Any
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from engine.core import OPTION_TYPES, SEED_MAX
+from engine.core import ADMIN, OPTION_TYPES, SEAT, SEED_MAX, SPECTATOR
 
 MAX_WAIT = 60
 #: Longest display name of a player.
@@ -122,7 +122,7 @@ class GamesSchema(ma.Schema):
 
 
 class ViewerSchema(ma.Schema):
-    role = fields.String(required=True, metadata={"enum": ["spectator", "seat", "admin"]})
+    role = fields.String(required=True, metadata={"enum": [SPECTATOR, SEAT, ADMIN]})
     seat = fields.Integer(required=True, allow_none=True)
 
 
