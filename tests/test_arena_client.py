@@ -11,6 +11,7 @@ import pytest
 
 from arena import client as c
 from arena.client import LodgeClient
+from engine import REGISTRY
 from tests.conftest import closed_port, start_gunicorn, start_redis, stop_process
 
 pytestmark = pytest.mark.live
@@ -38,7 +39,7 @@ def expect(cls: type[c.LodgeError], status: int, code: str, call, *args, **kw) -
 
 
 def test_catalogue_and_create(lodge: LodgeClient, match: c.CreatedMatch):
-    assert {g["id"] for g in lodge.games()} == {"biberbande", "biberclan", "mein-lieber-biber", "thirteen-beavers"}
+    assert {g["id"] for g in lodge.games()} == set(REGISTRY.ids())
     assert lodge.game("biberclan")["min_players"] == 2
     assert (match.game, match.version, match.seed, len(match.seats)) == ("biberbande", 0, 7, 2)
     assert [s.name for s in match.seats] == ["ana", "bo"] and match.token(1) == match.seats[1].token

@@ -22,6 +22,7 @@ from arena.client import LodgeClient
 from arena.entrants import Entrant
 from arena.replay import replay
 from devtools.servers import ROOT
+from engine import REGISTRY
 from tests.conftest import closed_port
 
 pytestmark = pytest.mark.live
@@ -37,7 +38,7 @@ def entrants() -> list[Entrant]:
             Entrant.parse(f"sleepy=cmd:python {SLEEPY_BOT} {2.5 * MOVE_TIMEOUT} 1")]
 
 
-@pytest.mark.parametrize("game", ["biberbande", "biberclan", "mein-lieber-biber", "thirteen-beavers"])
+@pytest.mark.parametrize("game", REGISTRY.ids())
 def test_duplicate_tournament_adds_up(live_server: str, tmp_path: Path, game: str):
     config = tournament.TournamentConfig(game=game, entrants=entrants(), matches=4, seats=4, seed=11,
                                          parallel=2, duplicate=True, move_timeout=MOVE_TIMEOUT, url=live_server)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import random
 import threading
 import time
+from typing import Any
 
 import pytest
 
+from engine import REGISTRY
+from engine.core import Game
 from tests.conftest import requests_api
 from tests.http_helpers import (
     W1_OPTIONS,
@@ -62,14 +65,31 @@ def test_live_bot_plays_whole_match(live_api: Api, n, options, knock_bias):
         assert set(reasons) <= {"knock", "turn_limit"}, reasons
 
 
-@pytest.mark.parametrize("game,n,options", [
-    ("biberclan", 2, {"rounds": 1}), ("biberclan", 6, {"rounds": 1, "with_biberbande": True}),
-    ("mein-lieber-biber", 2, {"rounds": 2}), ("mein-lieber-biber", 5, {"rounds": 1}),
-    ("thirteen-beavers", 2, {"board": "short"}), ("thirteen-beavers", 6, {"max_turns": 150}),
-])
+#: Options of a live match by (game, players) where a short match should
+#: also reach a variant; any other registered game and player count plays
+#: with the fewest rounds the game allows.
+LIVE_VARIANTS: dict[tuple[str, int], dict[str, Any]] = {
+    ("biberclan", 6): {"rounds": 1, "with_biberbande": True},  # the 120-card deck (BC-1.3)
+    ("mein-lieber-biber", 2): {"rounds": 2},                     # a second round's deal
+    ("thirteen-beavers", 2): {"board": "short"},                 # the short board reaches Paradise
+    ("thirteen-beavers", 6): {"max_turns": 150},                 # the turn limit can end it
+}
+
+
+def _live_options(game: Game, n: int) -> dict[str, Any]:
+    if (game.id, n) in LIVE_VARIANTS:
+        return LIVE_VARIANTS[game.id, n]
+    rounds = next((o for o in game.options if o.name == "rounds"), None)
+    return {"rounds": rounds.minimum or 1} if rounds else {}
+
+
+LIVE_GAMES = [(g.id, n, _live_options(g, n)) for g in REGISTRY for n in sorted({g.min_players, g.max_players})]
+
+
+@pytest.mark.parametrize("game,n,options", LIVE_GAMES)
 def test_live_bot_plays_every_game(live_api: Api, game, n, options):
-    """BiberClan, Mein Lieber Biber and 13 Beavers over HTTP on a real Redis
-    with only the contract: a random bot plays whole matches; the result
+    """Every registered game over HTTP on a real Redis with only the
+    contract, fewest and most players: a random bot plays whole matches; the result
     places every seat once, anyone reads the finished match's record, and the
     record replays into the identical final state."""
     m = live_api.create(n, game=game, seed=random.Random(game).getrandbits(63), options=options)
