@@ -29,6 +29,7 @@ The catalogue entry of each game is checked for well-formed options.
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -73,7 +74,8 @@ INT_SPAN = 10
 #: remembers having seen (``recall: "perfect"``).  They are the only values a
 #: non-admin view may hold that the admin view does not; each maps to the key
 #: of the hidden value it stands for in the same object.  A recall value must
-#: sit where that value is hidden to the viewer and equal the admin's.
+#: sit where that value is hidden to the viewer (a finished match shows every
+#: card; what a seat recalls stays) and equal the admin's.
 RECALL_KEYS: dict[str, dict[str, str]] = {
     "biberbande": {"known": "display"},   # BB-5.6: known[i] is display[i] as the seat saw it
     "biberclan": {"known": "card"},       # BC-5.5: known beside a face-down castle card
@@ -93,40 +95,48 @@ def same_json(a: Any, b: Any) -> bool:
     return orjson.dumps(a) == orjson.dumps(b)
 
 
-def assert_nulled(value: Any, admin: Any, path: str, *, strict_keys: bool = True,
-                  game_id: str = "", viewer: Viewer | None = None, recall: str = "perfect") -> None:
+@dataclass(frozen=True)
+class ViewOf:
+    """Whose view of which game is compared (the tables above apply to views
+    only; an event must keep exactly the admin's keys)."""
+
+    game_id: str
+    viewer: Viewer
+    recall: str
+    finished: bool
+
+
+def assert_nulled(value: Any, admin: Any, path: str, view_of: ViewOf | None = None) -> None:
     """``value`` is ``admin`` with some values replaced by null: same keys
-    (but for the tables above when ``strict_keys`` is false), same list
-    lengths, every leaf the admin's (same JSON type) or null."""
+    (but for the tables above, in a view), same list lengths, every leaf the
+    admin's (same JSON type) or null."""
     if value is None:
         return
     if isinstance(admin, dict) and isinstance(value, dict):
-        recall_keys = {} if strict_keys else RECALL_KEYS.get(game_id, {})
-        admin_only = frozenset() if strict_keys else ADMIN_ONLY_KEYS.get(game_id, frozenset())
+        recall_keys = RECALL_KEYS.get(view_of.game_id, {}) if view_of else {}
+        admin_only = ADMIN_ONLY_KEYS.get(view_of.game_id, frozenset()) if view_of else frozenset()
         extra = set(value) - set(admin) - set(recall_keys)
         assert not extra, f"{path}: keys the admin does not have: {sorted(extra)}"
         missing = set(admin) - set(value) - admin_only
         assert not missing, f"{path}: keys of the admin's missing: {sorted(missing)}"
         for key, item in value.items():
-            if key in recall_keys:
-                assert_recall(value, admin, key, recall_keys[key], f"{path}.{key}", viewer, recall)
+            if view_of and key in recall_keys:
+                assert_recall(value, admin, key, recall_keys[key], f"{path}.{key}", view_of)
             else:
-                assert_nulled(item, admin[key], f"{path}.{key}", strict_keys=strict_keys,
-                              game_id=game_id, viewer=viewer, recall=recall)
+                assert_nulled(item, admin[key], f"{path}.{key}", view_of)
     elif isinstance(admin, list) and isinstance(value, list):
         assert len(value) == len(admin), f"{path}: length {len(value)}, the admin's {len(admin)}"
         for i, (item, admin_item) in enumerate(zip(value, admin)):
-            assert_nulled(item, admin_item, f"{path}[{i}]", strict_keys=strict_keys,
-                          game_id=game_id, viewer=viewer, recall=recall)
+            assert_nulled(item, admin_item, f"{path}[{i}]", view_of)
     else:
         assert same_json(value, admin), f"{path}: the viewer sees {value!r} where the admin sees {admin!r}"
 
 
 def assert_recall(value: dict[str, Any], admin: dict[str, Any], key: str, hidden_key: str, path: str,
-                  viewer: Viewer | None, recall: str) -> None:
-    """A recall entry (``known``) is held by a seat only, and is exactly the
-    admin's value of the card it stands for (which may have been revealed
-    since, e.g. at a round's end)."""
+                  view_of: ViewOf) -> None:
+    """A recall entry (``known``) is held by a seat only, stands beside a card
+    hidden to it (until the finished match shows every card), and is exactly
+    the admin's value of that card."""
     remembered, shown, actual = value[key], value.get(hidden_key), admin.get(hidden_key)
     if isinstance(remembered, list):
         assert isinstance(shown, list) and isinstance(actual, list) and len(remembered) == len(shown), path
@@ -135,24 +145,24 @@ def assert_recall(value: dict[str, Any], admin: dict[str, Any], key: str, hidden
     if key in admin:
         admin_recall = admin[key] if isinstance(admin[key], list) else [admin[key]]
         assert all(v is None for v in admin_recall), f"{path}: the admin recalls {admin[key]!r}"
+    viewer = view_of.viewer
     for i, card in enumerate(remembered):
         if card is None:
             continue
-        assert viewer is not None and viewer.seat is not None and not viewer.is_admin, \
-            f"{path}: {viewer} recalls {card!r}; only a seat remembers"
-        assert recall != "none", f"{path}: recall 'none' but the view recalls {card!r}"
+        assert viewer.seat is not None and not viewer.is_admin, f"{path}: {viewer} recalls {card!r}"
+        assert view_of.recall != "none", f"{path}: recall 'none' but the view recalls {card!r}"
         assert same_json(card, actual[i]), f"{path}[{i}]: recalls {card!r}, the card is {actual[i]!r}"
-        assert shown[i] is None or same_json(shown[i], card), f"{path}[{i}]: recalls {card!r}, sees {shown[i]!r}"
+        assert shown[i] is None or view_of.finished, f"{path}[{i}]: recalls {card!r} beside a card it sees"
 
 
 def check_views(game: Game, state: dict[str, Any], n: int, recall: str) -> None:
     admin = game.view(state, ADMIN_VIEWER)
     orjson.dumps(admin)
+    finished = game.status(state) == FINISHED
     for viewer in viewers(n):
-        if viewer.is_admin:
-            continue
-        assert_nulled(game.view(state, viewer), admin, f"{viewer.role}{viewer.seat}.view", strict_keys=False,
-                      game_id=game.id, viewer=viewer, recall=recall)
+        if not viewer.is_admin:
+            assert_nulled(game.view(state, viewer), admin, f"{viewer.role}{viewer.seat}.view",
+                          ViewOf(game.id, viewer, recall, finished))
 
 
 def check_events(game: Game, events: list[dict[str, Any]], n: int) -> None:
