@@ -516,6 +516,7 @@ class Biberbande(core.Game):
     """Biberbande: keep the lowest-valued face-down display of four cards."""
 
     id = GAME_ID
+    rule_prefix = "BB"
     title = "Biberbande"
     min_players = 2
     max_players = 6

@@ -610,6 +610,7 @@ class BiberClan(Game):
     """BiberClan: build a five-card beaver castle, steal and protect cards."""
 
     id = GAME_ID
+    rule_prefix = "BC"
     title = "BiberClan"
     min_players = 2
     max_players = 6

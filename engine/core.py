@@ -502,6 +502,8 @@ class Game:
     events: ClassVar[Mapping[str, EventRule]]
     handlers: ClassVar[Mapping[str, Handler]]
     summary: ClassVar[str] = ""
+    #: prefix of the rule ids in ``docs/games/<id>.md`` (``BB`` for ``BB-4.2``)
+    rule_prefix: ClassVar[str]
     #: the class of the working state handed to handlers (a game may extend it)
     turn_class: ClassVar[type[Turn]] = Turn
 

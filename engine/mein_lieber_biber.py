@@ -500,6 +500,7 @@ class MeinLieberBiber(Game):
     """Mein Lieber Biber: move any beaver, collect sticks, don't tip the raft."""
 
     id = GAME_ID
+    rule_prefix = "MLB"
     title = "Mein Lieber Biber"
     summary = ("Move any of six beavers along a spiral of swim rings to the dam; landing on "
                "a matching ring or the dam earns a stick or a card, tipping the raft costs two.")

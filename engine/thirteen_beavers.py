@@ -535,6 +535,7 @@ class ThirteenBeavers(Game):
     """13 Beavers: guess higher or lower, dam your progress, reach Paradise."""
 
     id = GAME_ID
+    rule_prefix = "TB"
     title = "13 Beavers"
     summary = ("Push-your-luck river race: guess whether the next card is higher or lower, "
                "secure progress with your dam, first beaver in Paradise wins.")

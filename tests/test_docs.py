@@ -2,9 +2,8 @@
 
 * every rule id (``BB-4.2``, ``MLB-4.4a``, …) cited in ``engine/*.py``, in the
   tests or in the arena's bots is defined in the doc of its game (it starts a
-  heading, a list item or a table row there)
-  (``BB`` → biberbande, ``BC`` → biberclan, ``MLB`` → mein-lieber-biber,
-  ``TB`` → thirteen-beavers);
+  heading, a list item or a table row there); each game declares its prefix
+  (``Game.rule_prefix``: ``BB`` → biberbande, …);
 * every decision id (``D5``) cited in a game's engine module, in its tests
   (``tests/test_<module>_*.py``) or in its bot is defined in that game's doc;
 * every game of ``engine.REGISTRY`` has a doc, and the docs index links it;
@@ -24,8 +23,8 @@ from service.errors import CODES
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-PREFIX_GAME = {"BB": "biberbande", "BC": "biberclan", "MLB": "mein-lieber-biber", "TB": "thirteen-beavers"}
-RULE_ID = re.compile(r"\b(BB|BC|MLB|TB)-[0-9]+(?:\.[0-9]+)?[a-z]?\b")
+PREFIX_GAME = {game.rule_prefix: game.id for game in engine.REGISTRY}
+RULE_ID = re.compile(r"\b(" + "|".join(PREFIX_GAME) + r")-[0-9]+(?:\.[0-9]+)?[a-z]?\b")
 DECISION_ID = re.compile(r"\bD[0-9]+\b")
 GAME_IDS = [game.id for game in engine.REGISTRY]
 
