@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Callable
 from functools import wraps
 from http import HTTPStatus
@@ -22,7 +24,7 @@ import orjson
 from flask import Response, request
 from webargs.flaskparser import is_json_request
 
-from service.errors import CODES, PROBLEM_JSON
+from service.errors import CODES, PROBLEM_JSON, ApiError
 from service.schemas import ProblemSchema
 from service.smorest_compat import ApiBase, ParserBase, copy_apidoc, prepare_response
 
@@ -35,21 +37,88 @@ class Parser(ParserBase):
 
     Bodies are decoded with orjson (several times faster on the move path);
     what orjson refuses (integers beyond 64 bits, very deep nesting, bad
-    JSON) goes to the standard decoder, so such bodies are judged exactly as
-    before."""
+    JSON, lone surrogates, non-finite numbers) goes to :func:`strict_json`,
+    so such bodies are judged as before, and what no game could use is 400
+    ``invalid_request`` with a sentence saying why."""
 
     DEFAULT_VALIDATION_STATUS = 400
 
+    def _raw_load_json(self, req: Any) -> Any:
+        if not is_json_request(req):
+            return ma.missing
+        data = req.get_data(cache=True)
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return strict_json(data)
+
     def load_json_body(self, req: Any) -> Any:
-        if is_json_request(req):
-            try:
-                return orjson.loads(req.get_data(cache=True))
-            except orjson.JSONDecodeError:
-                pass
         try:
             return super().load_json_body(req)
         except RecursionError:
             raise json.JSONDecodeError("JSON nested too deeply", "<nested>", 0) from None
+
+
+#: Python refuses to convert longer integer literals (``sys.get_int_max_str_digits``).
+MAX_INT_DIGITS = 4300
+
+
+class _Refused(ValueError):
+    """A body that is JSON but holds a value no request can carry."""
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _Refused(f"an integer in the body has more than {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Refused(f"the number {text[:20]} is too large for a double")
+    return value
+
+
+def _constant(name: str) -> Any:
+    raise _Refused(f"{name} is not a JSON number; send a finite number")
+
+
+def strict_json(data: bytes) -> Any:
+    """Decode a body orjson refused: the standard decoder (bad JSON and
+    too deep nesting: ``JSONDecodeError``), refusing what no request can carry
+    (400 ``invalid_request``): integers over 4,300 digits, ``NaN`` and
+    ``Infinity``, numbers beyond a double, lone UTF-16 surrogates."""
+    try:
+        value = json.loads(data.decode("utf-8"), parse_int=_int, parse_float=_float, parse_constant=_constant)
+    except RecursionError:
+        raise json.JSONDecodeError("JSON nested too deeply", "<nested>", 0) from None
+    except _Refused as refused:
+        raise ApiError("invalid_request", str(refused), errors={"json": [str(refused)]}) from None
+    if _has_surrogate(value):
+        sentence = "a string in the body holds a lone UTF-16 surrogate (like \\ud800); send valid Unicode"
+        raise ApiError("invalid_request", sentence, errors={"json": [sentence]})
+    return value
+
+
+def _has_surrogate(value: Any) -> bool:
+    """Any string (or object key) in ``value`` with a lone surrogate (no recursion:
+    the value may be nested ~1000 deep)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 View = Callable[..., Any]

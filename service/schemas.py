@@ -15,6 +15,8 @@ from marshmallow import fields, validate
 from engine.core import ADMIN, OPTION_TYPES, SEAT, SEED_MAX, SPECTATOR
 
 MAX_WAIT = 60
+#: The largest version a query may name (2**53 - 1: exact in every JSON client).
+MAX_VERSION = 2**53 - 1
 #: Longest display name of a player.
 MAX_NAME = 64
 #: If-Match: a version tag ``"17"`` (a bare ``17`` is accepted too) or ``*``.
@@ -65,7 +67,7 @@ class SeatQuerySchema(ma.Schema):
 
 
 class EventsQuerySchema(ma.Schema):
-    after = fields.Integer(load_default=-1, validate=validate.Range(min=-1), metadata={
+    after = fields.Integer(load_default=-1, validate=validate.Range(min=-1, max=MAX_VERSION), metadata={
         "description": "only events with a version above this (-1: all)"})
     wait = fields.Float(load_default=0, validate=validate.Range(min=0, max=MAX_WAIT), allow_nan=False,
                         metadata={"description": f"long-poll up to this many seconds (0…{MAX_WAIT})"})
