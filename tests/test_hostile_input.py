@@ -15,13 +15,13 @@ DEEP = "[" * 5000 + "]" * 5000
 
 #: (where in a create body, raw JSON text) → the answer's (status, code).
 CREATE_BODIES = [
-    ('{"game":"biberbande","players":%s}' % HUGE, 400, "invalid_request"),
-    ('{"game":"biberbande","players":2,"seed":%s}' % HUGE, 400, "invalid_request"),
-    ('{"game":"biberbande","players":2,"options":{"rounds":%s}}' % HUGE, 400, "invalid_request"),
-    ('{"game":"biberbande","players":2,"options":{"rounds":-%s}}' % HUGE, 400, "invalid_request"),
-    ('{"game":"biberbande","players":%s}' % LONG, 422, "invalid_options"),
-    ('{"game":"biberbande","players":2,"seed":%s}' % LONG, 422, "invalid_options"),
-    ('{"game":"biberbande","players":2,"options":{"rounds":%s}}' % LONG, 422, "invalid_options"),
+    ('{"game":"biberbande","players":@}'.replace("@", HUGE), 400, "invalid_request"),
+    ('{"game":"biberbande","players":2,"seed":@}'.replace("@", HUGE), 400, "invalid_request"),
+    ('{"game":"biberbande","players":2,"options":{"rounds":@}}'.replace("@", HUGE), 400, "invalid_request"),
+    ('{"game":"biberbande","players":2,"options":{"rounds":-@}}'.replace("@", HUGE), 400, "invalid_request"),
+    ('{"game":"biberbande","players":@}'.replace("@", LONG), 422, "invalid_options"),
+    ('{"game":"biberbande","players":2,"seed":@}'.replace("@", LONG), 422, "invalid_options"),
+    ('{"game":"biberbande","players":2,"options":{"rounds":@}}'.replace("@", LONG), 422, "invalid_options"),
     ('{"game":"biberbande","players":2,"options":{"rounds":NaN}}', 400, "invalid_request"),
     ('{"game":"biberbande","players":2,"options":{"rounds":Infinity}}', 400, "invalid_request"),
     ('{"game":"biberbande","players":2,"options":{"rounds":-Infinity}}', 400, "invalid_request"),
@@ -30,25 +30,25 @@ CREATE_BODIES = [
     ('{"game":"biberbande","players":["a","\\udfff\\ud800"]}', 400, "invalid_request"),
     ('{"game":"\\ud800","players":2}', 400, "invalid_request"),
     ('{"game":"biberbande","players":2,"options":{"\\udc00":1}}', 400, "invalid_request"),
-    ('{"game":"biberbande","players":2,"options":%s}' % DEEP, 400, "invalid_request"),
+    ('{"game":"biberbande","players":2,"options":@}'.replace("@", DEEP), 400, "invalid_request"),
     ('{"game":"biberbande","players":["\\u0000","\\u001b[31m"]}', 201, None),
-    ('{"game":"%s","players":2}' % ("x" * 60000), 404, "game_not_found"),
-    ('{"game":"biberbande","players":["%s","b"]}' % ("y" * 60000), 422, "invalid_options"),
+    ('{"game":"@","players":2}'.replace("@", ("x" * 60000)), 404, "game_not_found"),
+    ('{"game":"biberbande","players":["@","b"]}'.replace("@", ("y" * 60000)), 422, "invalid_options"),
 ]
 
 MOVE_BODIES = [
-    ('{"move":{"type":"draw"},"version":%s}' % HUGE, 400, "invalid_request"),
-    ('{"move":{"type":"draw"},"version":%s}' % LONG, 400, "invalid_request"),
+    ('{"move":{"type":"draw"},"version":@}'.replace("@", HUGE), 400, "invalid_request"),
+    ('{"move":{"type":"draw"},"version":@}'.replace("@", LONG), 400, "invalid_request"),
     ('{"move":{"type":"draw"},"version":NaN}', 400, "invalid_request"),
     ('{"move":{"type":"draw"},"version":1e400}', 400, "invalid_request"),
-    ('{"move":{"type":"take_discard","slot":%s},"version":0}' % HUGE, 400, "invalid_request"),
-    ('{"move":{"type":"take_discard","slot":%s},"version":0}' % LONG, 422, "illegal_move"),
+    ('{"move":{"type":"take_discard","slot":@},"version":0}'.replace("@", HUGE), 400, "invalid_request"),
+    ('{"move":{"type":"take_discard","slot":@},"version":0}'.replace("@", LONG), 422, "illegal_move"),
     ('{"move":{"type":"take_discard","slot":Infinity},"version":0}', 400, "invalid_request"),
     ('{"move":{"type":"\\ud800"},"version":0}', 400, "invalid_request"),
     ('{"move":{"type":"draw","x":"\\ud800"},"version":0}', 400, "invalid_request"),
-    ('{"move":{"type":"draw"},"version":0,"z":%s}' % DEEP, 400, "invalid_request"),
+    ('{"move":{"type":"draw"},"version":0,"z":@}'.replace("@", DEEP), 400, "invalid_request"),
     ('{"move":{"type":"dr\\u0000aw"},"version":0}', 422, "illegal_move"),
-    ('{"move":{"type":"%s"},"version":0}' % ("z" * 60000), 422, "illegal_move"),
+    ('{"move":{"type":"@"},"version":0}'.replace("@", ("z" * 60000)), 422, "illegal_move"),
 ]
 
 
@@ -87,7 +87,7 @@ def test_hostile_move_bodies(hostile, text, status, code):
 
 def test_huge_integer_sentence_names_the_limit(hostile):
     api, _ = hostile
-    r = _post(api, "/v1/matches", '{"game":"biberbande","players":%s}' % HUGE)
+    r = _post(api, "/v1/matches", '{"game":"biberbande","players":@}'.replace("@", HUGE))
     assert "4300 digits" in r.json["detail"]
     r = _post(api, "/v1/matches", '{"game":"biberbande","players":["\\ud800","b"]}')
     assert "surrogate" in r.json["detail"]
@@ -114,6 +114,7 @@ def test_largest_after_is_answered(hostile):
 def test_hostile_move_headers(hostile, headers):
     api, match = hostile
     base = {"Content-Type": "application/json", "Authorization": f"Bearer {match.token(0)}"}
-    r = api.request("POST", f"/v1/matches/{match.id}/moves", data=b"{\"move\":{\"type\":\"draw\"}}", headers={**base, **headers})
+    r = api.request("POST", f"/v1/matches/{match.id}/moves", data=b'{"move":{"type":"draw"}}',
+                    headers={**base, **headers})
     assert r.status < 500, (r.status, r.body[:300])
     assert r.status in (200, 400, 401), r.status
