@@ -42,6 +42,12 @@ class Settings:
     max_body: int = 64 * 1024
     redis_timeout: float = 5.0
     retry_after: int = 1
+    #: ``IDEMPOTENCY_TTL``: seconds an idempotency record is kept.
+    idempotency_ttl: int = 24 * 3600
+    #: ``FINISHED_TTL``: seconds a finished (compacted) match is kept.
+    finished_ttl: int = 7 * 24 * 3600
+    #: ``REDIS_BUDGET``: seconds of store time one request may spend (0: no bound).
+    redis_budget: float = 5.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -53,4 +59,7 @@ class Settings:
             max_body=_int(env, "MAX_BODY", cls.max_body),
             redis_timeout=_number(env, "REDIS_TIMEOUT", cls.redis_timeout, float),
             retry_after=_int(env, "RETRY_AFTER", cls.retry_after),
+            idempotency_ttl=_int(env, "IDEMPOTENCY_TTL", cls.idempotency_ttl),
+            finished_ttl=_int(env, "FINISHED_TTL", cls.finished_ttl),
+            redis_budget=_number(env, "REDIS_BUDGET", cls.redis_budget, float),
         )

@@ -39,6 +39,7 @@ CODES: dict[str, tuple[int, str]] = {
     "payload_too_large": (413, "Payload too large"),
     "illegal_move": (422, "Illegal move"),
     "invalid_options": (422, "Invalid options"),
+    "idempotency_key_reused": (422, "Idempotency key reused"),
     "internal_error": (500, "Internal server error"),
     "store_unavailable": (503, "Store unavailable"),
 }

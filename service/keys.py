@@ -8,16 +8,30 @@ them atomically.
 name      type    holds
 ========  ======  ==========================================================
 meta      string  JSON: game, players, seed, options, token hashes, created
-snap      hash    ``v``: version, ``s``: state JSON, ``w``: id of the last write
+snap      hash    ``v``: version, ``s``: state JSON, ``w``: id of the last
+                  write, ``e``: number of events stored; a finished match
+                  compacted holds ``v``, ``w`` and ``z`` instead of ``s``/``e``
 moves     list    JSON ``{"version", "seat", "move"}`` per accepted move
 events    list    JSON per event, stamped with the version that produced it
 evidx     list    element ``v`` = index in ``events`` of version v's first event
 idems     set     names of the match's idempotency record keys (for DELETE)
-idem:<k>  string  JSON ``{"status", "body"}`` of the first response to key k
+idem:<k>  string  ``<version>:<fingerprint>``: the version the first request
+                  with key k produced and a hash of that request
 ========  ======  ==========================================================
 
-Every write sets the TTL of every key of the match (``MATCH_TTL``), so a match
-expires after that long without a write.
+``z`` is the archive of a finished match (:func:`service.store.compress`):
+zlib of ``{"moves": [...], "state": {...}}``.  Compacting a match
+(:data:`COMPACT`) replaces its move log, events and index by it; events are
+then derived again by replaying the moves through the engine.
+
+Every write sets the TTL of the match's keys (``MATCH_TTL``; ``FINISHED_TTL``
+once compacted), so a match expires after that long without a write.
+Idempotency records and their index expire ``IDEMPOTENCY_TTL`` after the
+write that stored them.
+
+A match whose keys disagree (a list shorter than the version says, a missing
+snapshot under a present meta: eviction, a manual delete) is *damaged*: the
+scripts answer ``{'damaged', <key name>}`` and write nothing.
 """
 from __future__ import annotations
 
@@ -81,82 +95,161 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
 end
 local ttl = tonumber(ARGV[3])
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)
-redis.call('HSET', KEYS[2], 'v', 0, 's', ARGV[2])
+redis.call('HSET', KEYS[2], 'v', 0, 's', ARGV[2], 'e', #ARGV - 3)
 redis.call('RPUSH', KEYS[5], 0)
 if #ARGV > 3 then
   redis.call('RPUSH', KEYS[4], unpack(ARGV, 4))
 end
-for i = 2, 6 do
+for i = 2, 5 do
   redis.call('EXPIRE', KEYS[i], ttl)
 end
 return 1
 """
 
-APPLY = """
+#: Lua: the name of the first key of a live (not compacted) match that
+#: disagrees with its version ``cur``, or nil.  KEYS as in APPLY.
+_DAMAGE = """
+local function damage(cur)
+  local v = tonumber(cur)
+  if redis.call('HEXISTS', KEYS[2], 'z') == 1 then
+    return nil
+  end
+  if redis.call('HEXISTS', KEYS[2], 's') == 0 then
+    return 'snap'
+  end
+  if redis.call('LLEN', KEYS[3]) ~= v then
+    return 'moves'
+  end
+  if redis.call('LLEN', KEYS[5]) ~= v + 1 then
+    return 'evidx'
+  end
+  local e = redis.call('HGET', KEYS[2], 'e')
+  if e and tonumber(e) ~= redis.call('LLEN', KEYS[4]) then
+    return 'events'
+  end
+  return nil
+end
+"""
+
+APPLY = _DAMAGE + """
 -- Compare-and-set one move: the whole write path in one round trip.
 -- KEYS: 1 meta, 2 snap, 3 moves, 4 events, 5 evidx, 6 idems,
 --       7 idempotency record (optional)
 -- ARGV: 1 expected version, 2 new state JSON, 3 move log entry JSON,
---       4 ttl seconds, 5 idempotency record JSON ('' without KEYS[7]),
---       6 write id (unique per attempt), 7.. events JSON
--- Returns {'missing'} when the match is gone, {'idem', record} when KEYS[7]
--- already holds a response, {'ok', version} when the move is stored (also
--- when this very write id is already the last write: a client-side resend
--- after a lost reply must not look like a conflict), else {'conflict',
--- version, state}.
+--       4 ttl seconds, 5 request fingerprint ('' without KEYS[7]),
+--       6 write id (unique per attempt), 7 idempotency ttl seconds,
+--       8.. events JSON
+-- Returns {'missing'} when the match is gone (meta or snap), {'damaged',
+-- key} when its keys disagree, {'idem', version} when KEYS[7] holds a
+-- record of this very request, {'reused', version} when it holds one of
+-- another request, {'ok', version} when the move is stored (also when this
+-- very write id is already the last write: a client-side resend after a
+-- lost reply must not look like a conflict), else {'conflict', version,
+-- state or false, archive or false}.  Only 'ok' writes anything.
 local cur = redis.call('HGET', KEYS[2], 'v')
-if not cur then
+if not cur or redis.call('EXISTS', KEYS[1]) == 0 then
   return {'missing'}
 end
 if #KEYS > 6 then
   local rec = redis.call('GET', KEYS[7])
   if rec then
-    return {'idem', rec}
+    local sep = string.find(rec, ':', 1, true)
+    local version = tonumber(string.sub(rec, 1, sep - 1))
+    if string.sub(rec, sep + 1) == ARGV[5] then
+      return {'idem', version}
+    end
+    return {'reused', version}
   end
 end
-if cur ~= ARGV[1] then
+local hurt = damage(cur)
+if hurt then
+  return {'damaged', hurt}
+end
+if cur ~= ARGV[1] or redis.call('HEXISTS', KEYS[2], 'z') == 1 then
   if redis.call('HGET', KEYS[2], 'w') == ARGV[6] then
     return {'ok', tonumber(cur)}
   end
-  return {'conflict', cur, redis.call('HGET', KEYS[2], 's')}
+  return {'conflict', cur, redis.call('HGET', KEYS[2], 's'), redis.call('HGET', KEYS[2], 'z')}
 end
 local ttl = tonumber(ARGV[4])
 local v = tonumber(cur) + 1
-redis.call('HSET', KEYS[2], 'v', v, 's', ARGV[2], 'w', ARGV[6])
 redis.call('RPUSH', KEYS[3], ARGV[3])
 redis.call('RPUSH', KEYS[5], redis.call('LLEN', KEYS[4]))
-if #ARGV > 6 then
-  redis.call('RPUSH', KEYS[4], unpack(ARGV, 7))
+if #ARGV > 7 then
+  redis.call('RPUSH', KEYS[4], unpack(ARGV, 8))
 end
+redis.call('HSET', KEYS[2], 'v', v, 's', ARGV[2], 'w', ARGV[6], 'e', redis.call('LLEN', KEYS[4]))
 if #KEYS > 6 then
-  redis.call('SET', KEYS[7], ARGV[5], 'EX', ttl)
+  local idem_ttl = tonumber(ARGV[7])
+  redis.call('SET', KEYS[7], v .. ':' .. ARGV[5], 'EX', idem_ttl)
   redis.call('SADD', KEYS[6], KEYS[7])
+  if redis.call('TTL', KEYS[6]) < idem_ttl then
+    redis.call('EXPIRE', KEYS[6], idem_ttl)
+  end
 end
-for i = 1, 6 do
+for i = 1, 5 do
   redis.call('EXPIRE', KEYS[i], ttl)
 end
 return {'ok', v}
 """
 
-EVENTS_SINCE = """
+COMPACT = """
+-- Replace a finished match's move log, events and index by its archive.
+-- KEYS: 1 meta, 2 snap, 3 moves, 4 events, 5 evidx, 6 idems
+-- ARGV: 1 version (the final one), 2 archive, 3 moves in the archive,
+--       4 finished ttl seconds (idempotency records expire no later)
+-- Returns 1 when compacted, 0 when the match is not at that version, is
+-- already compacted or its move log disagrees (then nothing changes).
+if redis.call('HGET', KEYS[2], 'v') ~= ARGV[1] or redis.call('HEXISTS', KEYS[2], 'z') == 1
+   or redis.call('LLEN', KEYS[3]) ~= tonumber(ARGV[3]) or redis.call('EXISTS', KEYS[1]) == 0 then
+  return 0
+end
+redis.call('HSET', KEYS[2], 'z', ARGV[2])
+redis.call('HDEL', KEYS[2], 's', 'e')
+redis.call('DEL', KEYS[3], KEYS[4], KEYS[5])
+local ttl = tonumber(ARGV[4])
+redis.call('EXPIRE', KEYS[1], ttl)
+redis.call('EXPIRE', KEYS[2], ttl)
+for _, key in ipairs(redis.call('SMEMBERS', KEYS[6])) do
+  if redis.call('TTL', key) > ttl then
+    redis.call('EXPIRE', key, ttl)
+  end
+end
+if redis.call('TTL', KEYS[6]) > ttl then
+  redis.call('EXPIRE', KEYS[6], ttl)
+end
+return 1
+"""
+
+EVENTS_SINCE = _DAMAGE + """
 -- Events with version > ARGV[1], read atomically with the current version.
--- KEYS: 1 snap, 2 events, 3 evidx
+-- KEYS: 1 meta, 2 snap, 3 moves, 4 events, 5 evidx
 -- ARGV: 1 after (integer, -1 for all)
--- Returns false when the match is gone, else {version, {event JSON, ...}}.
-local cur = redis.call('HGET', KEYS[1], 'v')
-if not cur then
+-- Returns false when the match is gone, {'damaged', key} when its keys
+-- disagree, {'archive', version, archive} when it is compacted, else
+-- {'events', version, {event JSON, ...}}.
+local cur = redis.call('HGET', KEYS[2], 'v')
+if not cur or redis.call('EXISTS', KEYS[1]) == 0 then
   return false
 end
+local hurt = damage(cur)
+if hurt then
+  return {'damaged', hurt}
+end
 local v = tonumber(cur)
+local z = redis.call('HGET', KEYS[2], 'z')
+if z then
+  return {'archive', v, z}
+end
 local after = tonumber(ARGV[1])
 if after >= v then
-  return {v, {}}
+  return {'events', v, {}}
 end
 if after < -1 then
   after = -1
 end
-local start = redis.call('LINDEX', KEYS[3], after + 1)
-return {v, redis.call('LRANGE', KEYS[2], tonumber(start), -1)}
+local start = redis.call('LINDEX', KEYS[5], after + 1)
+return {'events', v, redis.call('LRANGE', KEYS[4], tonumber(start), -1)}
 """
 
 DELETE = """

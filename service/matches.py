@@ -5,17 +5,27 @@ dicts/bytes into responses.  Games are reached only through the registry and
 the :class:`engine.core.Game` interface; every view and event goes through
 ``game.view`` / ``game.redact_events`` for the caller's viewer, so nothing
 hidden reaches the wrong client.
+
+Store faults: every operation runs within the store's time budget
+(``REDIS_BUDGET``); a damaged match (keys lost to eviction or a manual
+delete) is 503 ``store_unavailable`` saying so, and a store failure while a
+move may have been written is a 503 that says it may have been applied.  A
+match is compacted as soon as its last move is stored.
 """
 from __future__ import annotations
 
+import contextlib
+import functools
+import logging
 import re
 import secrets
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import orjson
+import redis
 
 from engine.core import (
     FINISHED,
@@ -31,8 +41,12 @@ from engine.core import (
 )
 from service import auth, metrics
 from service.errors import ApiError
+from service.history import History, replay, stamp
 from service.schemas import MAX_NAME
-from service.store import Meta, Snapshot, Store, encode_record
+from service.store import Archive, DamagedMatch, Meta, Snapshot, Store, WriteUnsettled, fingerprint
+
+log = logging.getLogger(__name__)
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: CAS attempts for a move without an explicit version before answering 409.
 MAX_ATTEMPTS = 8
@@ -43,12 +57,37 @@ _GAME_ERRORS: dict[type[GameError], str] = {
     MatchFinished: "match_finished", NotYourTurn: "not_your_turn", IllegalMove: "illegal_move"}
 
 
+def _store_faults(method: F) -> F:
+    """Run a match operation within the store's time budget (a long-poll
+    opens one per look, see :meth:`Lodge.events`), with damaged matches and
+    unsettled writes as 503s that say what happened."""
+    @functools.wraps(method)
+    def run(self: Lodge, match_id: str, *args: Any, **kwargs: Any) -> Any:
+        with self.store.budget() if method.__name__ != "events" else contextlib.nullcontext():
+            try:
+                return method(self, match_id, *args, **kwargs)
+            except DamagedMatch as exc:
+                log.error("damaged match: %s", exc)
+                raise _unavailable(self.store, (
+                    f"the store has lost part of this match's data (its {exc.key!r} key: evicted or "
+                    "deleted); it cannot be served or changed, only deleted by its admin")) from None
+            except WriteUnsettled as exc:
+                log.warning("store failed during a write: %s", exc)
+                raise _unavailable(self.store, (
+                    "the match store stopped answering while the change was being written: it may "
+                    "have been applied. Retry with the same Idempotency-Key or version to settle it "
+                    "(the retry answers the first response, or 409 if the move was applied without "
+                    "a key)")) from None
+    return run  # type: ignore[return-value]
+
+
 @dataclass(frozen=True)
 class Lodge:
     """What a request needs: the store and the game registry."""
 
     store: Store
     registry: Any
+    history: History = field(default_factory=History)
 
     # --- lookups -----------------------------------------------------------
     def game(self, game_id: str) -> Game:
@@ -107,6 +146,7 @@ class Lodge:
                 "state": view_of(game, meta, Snapshot(0, state), SPECTATOR_VIEWER)}
 
     # --- view --------------------------------------------------------------
+    @_store_faults
     def view(self, match_id: str, authorization: str | None,
              if_none_match: str | None) -> tuple[int, dict[str, Any] | None]:
         """The current version and the caller's view, or None for the view
@@ -118,6 +158,7 @@ class Lodge:
         return snap.version, view_of(self.game(meta.game), meta, snap, viewer)
 
     # --- moves -------------------------------------------------------------
+    @_store_faults
     def legal_moves(self, match_id: str, authorization: str | None, seat: int | None) -> dict[str, Any]:
         """The seat's legal moves now; empty when it has nothing to decide."""
         meta, snap = self.load(match_id)
@@ -129,6 +170,7 @@ class Lodge:
             moves = game.legal_moves(snap.state, seat)
         return {"version": snap.version, "seat": seat, "moves": moves}
 
+    @_store_faults
     def play(self, match_id: str, authorization: str | None, seat: int | None, move: dict[str, Any],
              version: int | None, idempotency_key: str | None) -> tuple[int, bytes, int]:
         """Apply one move: (status, body, version the body carries).
@@ -146,6 +188,7 @@ class Lodge:
         game = self.game(meta.game)
         move = {k: v for k, v in move.items() if k != "label"}
         idem = None
+        request = fingerprint(seat, move, version)
         if idempotency_key is not None:
             idem = f"{'admin' if viewer.is_admin else f'seat{viewer.seat}'}:{idempotency_key}"
         for _attempt in range(MAX_ATTEMPTS):
@@ -155,27 +198,31 @@ class Lodge:
                     snap, fresh = self._snapshot(match_id), True
                     continue
                 if idem is not None:
-                    replay = self.store.idempotent_response(match_id, idem)
-                    if replay is not None:
-                        return _replayed(replay)
+                    stored = self.store.idempotent_response(match_id, idem)
+                    if stored is not None:
+                        first, fp = stored
+                        if fp != request:
+                            raise _reused(idempotency_key)
+                        return self._replayed(match_id, game, meta, viewer, first)
                 if outcome.code == "version_conflict":
                     metrics.CONFLICTS.labels("refused").inc()
                 raise outcome
             new_state, events = outcome
             new_version = snap.version + 1
             stamped = stamp(events, new_version)
-            body = orjson.dumps({
-                "version": new_version,
-                "events": redact(game, stamped, viewer),
-                "state": view_of(game, meta, Snapshot(new_version, new_state), viewer)})
+            body = _move_body(game, meta, viewer, Snapshot(new_version, new_state), stamped)
             result = self.store.apply(
                 match_id, snap.version, new_state, {"version": new_version, "seat": seat, "move": move},
-                stamped, idem, encode_record(200, body) if idem is not None else b"")
+                stamped, idem, request)
             if result.version is not None:
                 metrics.MOVES.labels(game.id).inc()
+                if game.status(new_state) == FINISHED:
+                    self._compact(match_id, new_version, new_state)
                 return 200, body, new_version
             if result.replay is not None:
-                return _replayed(result.replay)
+                return self._replayed(match_id, game, meta, viewer, result.replay)
+            if result.reused:
+                raise _reused(idempotency_key)
             if result.conflict is None:  # neither applied, replayed nor refused: the match is gone
                 raise _not_found(match_id)
             if version is None:
@@ -184,6 +231,20 @@ class Lodge:
         metrics.CONFLICTS.labels("refused").inc()
         raise _conflict(snap.version, None)
 
+    def _replayed(self, match_id: str, game: Game, meta: Meta, viewer: Viewer,
+                  version: int) -> tuple[int, bytes, int]:
+        """The first response to an idempotent request that produced
+        ``version``, rebuilt by replaying the move log up to it."""
+        state, timeline = replay(game, meta, self.store.moves(match_id, version))
+        return 200, _move_body(game, meta, viewer, Snapshot(version, state), timeline[-1]), version
+
+    def _compact(self, match_id: str, version: int, state: dict[str, Any]) -> None:
+        """Compact the match that just finished; a failure leaves it whole."""
+        try:
+            self.store.compact(match_id, version, state)
+        except (redis.exceptions.RedisError, DamagedMatch) as exc:
+            log.warning("compacting match %s failed: %s", match_id, exc)
+
     def _snapshot(self, match_id: str) -> Snapshot:
         snap = self.store.snapshot(match_id)
         if snap is None:
@@ -191,6 +252,7 @@ class Lodge:
         return snap
 
     # --- reads -------------------------------------------------------------
+    @_store_faults
     def events(self, match_id: str, authorization: str | None, after: int, wait: float) -> dict[str, Any]:
         """Events after ``after``; waits up to ``wait`` seconds for one."""
         meta = self.meta(match_id)
@@ -199,10 +261,14 @@ class Lodge:
         deadline = time.monotonic() + wait
         pause = POLL_FIRST
         while True:
-            found = self.store.events_since(match_id, after)
+            with self.store.budget():
+                found = self.store.events_since(match_id, after)
             if found is None:
                 raise _not_found(match_id)
             version, raw = found
+            if isinstance(raw, Archive):  # finished: nothing will come
+                events = self.history.events_after(game, meta, raw.moves, after)
+                return {"version": version, "events": redact(game, events, viewer)}
             left = deadline - time.monotonic()
             if raw or left <= 0:
                 break
@@ -210,6 +276,7 @@ class Lodge:
             pause = min(pause * 2, POLL_MAX)
         return {"version": version, "events": redact(game, [orjson.loads(e) for e in raw], viewer)}
 
+    @_store_faults
     def record(self, match_id: str, authorization: str | None) -> dict[str, Any]:
         """The game record: admin any time, anyone once the match is finished."""
         meta = self.meta(match_id)
@@ -226,6 +293,7 @@ class Lodge:
         return {"game": meta.game, "players": meta.players, "seed": meta.seed, "options": meta.options,
                 "moves": [orjson.Fragment(m) for m in moves], "result": game.result(snap.state)}
 
+    @_store_faults
     def delete(self, match_id: str, authorization: str | None) -> None:
         """Remove the match (admin token)."""
         meta = self.meta(match_id)
@@ -244,9 +312,11 @@ def view_of(game: Game, meta: Meta, snap: Snapshot, viewer: Viewer) -> dict[str,
             "status": view["status"], "viewer": viewer.to_json(), **view}
 
 
-def stamp(events: Iterable[dict[str, Any]], version: int) -> list[dict[str, Any]]:
-    """Events as stored: each carries the version its move produced."""
-    return [{**e, "version": version} for e in events]
+def _move_body(game: Game, meta: Meta, viewer: Viewer, snap: Snapshot,
+               events: list[dict[str, Any]]) -> bytes:
+    """The 200 body of a move: its version, events and the caller's view."""
+    return orjson.dumps({"version": snap.version, "events": redact(game, events, viewer),
+                         "state": view_of(game, meta, snap, viewer)})
 
 
 def redact(game: Game, events: list[dict[str, Any]], viewer: Viewer) -> list[dict[str, Any]]:
@@ -282,9 +352,14 @@ def _matches_version(header: str | None, version: int) -> bool:
                for tag in header.split(","))
 
 
-def _replayed(replay: tuple[int, bytes]) -> tuple[int, bytes, int]:
-    status, body = replay
-    return status, body, orjson.loads(body)["version"]
+def _reused(key: str | None) -> ApiError:
+    return ApiError("idempotency_key_reused",
+                    f"the Idempotency-Key {str(key)[:64]!r} was sent before with a different request "
+                    "(move, version or seat); nothing was changed. Use a new key for a new request")
+
+
+def _unavailable(store: Store, detail: str) -> ApiError:
+    return ApiError("store_unavailable", detail, headers={"Retry-After": str(store.retry_after)})
 
 
 def _conflict(current: int, given: int | None) -> ApiError:

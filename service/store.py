@@ -9,23 +9,43 @@ snapshot seen of a match is cached too, but only the write path
 a stale one.  Reads that must be current go to Redis.
 
 Redis ``ConnectionError``/``TimeoutError`` propagate unchanged; the web layer
-maps them to 503.  Every write is a single Lua script, so nothing is ever
-half-written.
+maps them to 503.  A failure while a move script may already have run raises
+:class:`WriteUnsettled` (a ``TimeoutError``) so the caller can say the move
+may have been applied.  Every write is a single Lua script, so nothing is
+ever half-written; keys of a match that disagree raise :class:`DamagedMatch`.
+
+Time budget: :meth:`Store.budget` opens a per-request deadline
+(``REDIS_BUDGET`` seconds); redis-py's retries stop once it has passed and no
+new command starts after it (:class:`BudgetRetry`).  A request so waits at
+most the budget plus the one try under way when it ends (``REDIS_TIMEOUT``).
+
+A finished match is compacted (:meth:`Store.compact`): its move log and the
+final state go into one compressed archive and its events and index are
+dropped; :mod:`service.history` derives them again from the moves.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import hashlib
 import secrets
 import threading
-from collections.abc import Sequence
+import time
+import zlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 import redis
+from redis.retry import Retry
 
 from service import keys as lua
 from service.cache import LRU
+from service.config import Settings
 from service.keys import Keys
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -63,32 +83,129 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
+class Archive:
+    """A compacted (finished) match: its raw move log and final state."""
+
+    moves: list[bytes]
+    state: dict[str, Any]
+
+
+class DamagedMatch(Exception):
+    """Keys of a match disagree (a key evicted or deleted by hand)."""
+
+    def __init__(self, match_id: str, key: str):
+        super().__init__(f"match {match_id}: key {key!r} is missing or short")
+        self.match_id = match_id
+        self.key = key
+
+
+class WriteUnsettled(redis.exceptions.TimeoutError):
+    """The store failed after a write may have been sent: it may have run."""
+
+
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("lodge_redis_deadline", default=None)
+
+
+class BudgetRetry(Retry):
+    """redis-py's retry, bounded by the request's deadline (:meth:`Store.budget`).
+
+    No try starts after the deadline; a failed try is not repeated once it
+    has passed."""
+
+    def call_with_retry(self, do: Callable[[], T], fail: Callable[..., Any],
+                        is_retryable: Callable[[Exception], bool] | None = None,
+                        with_failure_count: bool = False) -> T:
+        self._backoff.reset()
+        failures = 0
+        while True:
+            _check_deadline()
+            try:
+                return do()
+            except self._supported_errors as error:
+                if is_retryable and not is_retryable(error):
+                    raise
+                failures += 1
+                if with_failure_count:
+                    fail(error, failures)
+                else:
+                    fail(error)
+                deadline = _DEADLINE.get()
+                if (self._retries >= 0 and failures > self._retries) or (
+                        deadline is not None and time.monotonic() >= deadline):
+                    raise error
+                pause = self._backoff.compute(failures)
+                if pause > 0:
+                    time.sleep(pause)
+
+
+def _check_deadline() -> None:
+    deadline = _DEADLINE.get()
+    if deadline is not None and time.monotonic() >= deadline:
+        raise redis.exceptions.TimeoutError("the request's time budget for the store is spent")
+
+
+@dataclass(frozen=True)
 class ApplyResult:
     """Outcome of :meth:`Store.apply`: exactly one of the fields is set."""
 
     version: int | None = None            # ok: the version the move produced
     conflict: Snapshot | None = None      # the stored snapshot differed
-    replay: tuple[int, bytes] | None = None  # idempotent replay: status, body
+    replay: int | None = None             # idempotent replay: the version it produced
+    reused: bool = False                  # the idempotency key names another request
     missing: bool = False                 # the match is gone
 
 
 class Store:
-    """Matches in Redis: one atomic script per write, one round trip per move."""
+    """Matches in Redis: one atomic script per write, one round trip per move.
 
-    def __init__(self, client: redis.Redis, *, ttl: int, cache_size: int = 4096):
+    ``settings`` gives ``IDEMPOTENCY_TTL``, ``FINISHED_TTL``, ``REDIS_BUDGET``
+    and ``RETRY_AFTER`` (by default read from the environment)."""
+
+    def __init__(self, client: redis.Redis, *, ttl: int, cache_size: int = 4096,
+                 settings: Settings | None = None):
+        settings = settings or Settings.from_env()
         self.client = client
         self.ttl = ttl
+        self.idem_ttl = settings.idempotency_ttl
+        self.finished_ttl = settings.finished_ttl
+        self.budget_seconds = settings.redis_budget
+        self.retry_after = settings.retry_after
         self._create = client.register_script(lua.CREATE)
         self._apply = client.register_script(lua.APPLY)
+        self._compact = client.register_script(lua.COMPACT)
         self._events_since = client.register_script(lua.EVENTS_SINCE)
         self._delete = client.register_script(lua.DELETE)
         self._meta: LRU[str, Meta] = LRU(cache_size)
         self._snaps: LRU[str, Snapshot] = LRU(cache_size)
+        self._archives: LRU[str, Archive] = LRU(cache_size)
         self._snap_lock = threading.Lock()
+        _bound_retries(client)
 
     # --- health ---------------------------------------------------------
     def ping(self) -> bool:
         return bool(self.client.ping())
+
+    def eviction_policy(self) -> str | None:
+        """Redis' ``maxmemory-policy`` (None when the server does not say)."""
+        try:
+            reply = self.client.config_get("maxmemory-policy")
+        except redis.exceptions.ResponseError:  # CONFIG disabled (managed Redis)
+            return None
+        value = reply.get("maxmemory-policy") if isinstance(reply, dict) else None
+        return value.decode() if isinstance(value, bytes) else value
+
+    @contextlib.contextmanager
+    def budget(self) -> Iterator[None]:
+        """Bound the store's time for one request (``REDIS_BUDGET``); nested
+        calls keep the outer deadline."""
+        if _DEADLINE.get() is not None or self.budget_seconds <= 0:
+            yield
+            return
+        token = _DEADLINE.set(time.monotonic() + self.budget_seconds)
+        try:
+            yield
+        finally:
+            _DEADLINE.reset(token)
 
     # --- writes ---------------------------------------------------------
     def create(self, meta: Meta, state: dict[str, Any], events: list[dict[str, Any]]) -> bool:
@@ -104,41 +221,72 @@ class Store:
 
     def apply(self, match_id: str, expected: int, state: dict[str, Any], entry: dict[str, Any],
               events: list[dict[str, Any]], idem_key: str | None = None,
-              idem_record: bytes = b"") -> ApplyResult:
+              fingerprint: str = "") -> ApplyResult:
         """Store ``state`` as version ``expected + 1`` if ``expected`` is current.
 
         ``entry`` goes to the move log, ``events`` (already version-stamped)
-        to the event log.  With ``idem_key``, ``idem_record`` (see
-        :func:`encode_record`) is stored under it; when the key already holds
-        a record, that response comes back instead and nothing is written.
-        On success the cache holds the new snapshot; on a conflict it holds
-        the stored one, which is returned.
+        to the event log.  With ``idem_key``, the new version and
+        ``fingerprint`` (see :func:`fingerprint`) are stored under it for
+        ``IDEMPOTENCY_TTL`` (at most ``MATCH_TTL``: no record outlives its match); when the key already holds a record, nothing is
+        written and the result says whether it was this request (``replay``)
+        or another (``reused``).  On success the cache holds the new
+        snapshot; on a conflict it holds the stored one, which is returned.
+        A store failure once the script may have been sent raises
+        :class:`WriteUnsettled`.
         """
         k = Keys(match_id)
         keys = k.fixed()
         if idem_key is not None:
             keys.append(k.idem(idem_key))
-        reply = self._apply(keys=keys, args=[
-            expected, orjson.dumps(state), orjson.dumps(entry), self.ttl, idem_record,
-            secrets.token_hex(8), *(orjson.dumps(e) for e in events)])
+        args: list[bytes | str | int | float] = [expected, orjson.dumps(state), orjson.dumps(entry), self.ttl, fingerprint,
+                secrets.token_hex(8), min(self.idem_ttl, self.ttl), *(orjson.dumps(e) for e in events)]
+        _check_deadline()
+        try:
+            reply = self._apply(keys=keys, args=args)
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+            raise WriteUnsettled(str(exc)) from exc
         outcome = reply[0]
         if outcome == b"ok":
             version = int(reply[1])
             self._remember(match_id, Snapshot(version, state))
             return ApplyResult(version=version)
         if outcome == b"conflict":
-            snap = Snapshot(int(reply[1]), orjson.loads(reply[2]))
+            snap = self._decode_snapshot(match_id, int(reply[1]), reply[2], reply[3])
             self._remember(match_id, snap)
             return ApplyResult(conflict=snap)
         if outcome == b"idem":
-            return ApplyResult(replay=decode_record(reply[1]))
+            return ApplyResult(replay=int(reply[1]))
+        if outcome == b"reused":
+            return ApplyResult(reused=True)
+        if outcome == b"damaged":
+            raise DamagedMatch(match_id, reply[1].decode())
         self.forget(match_id)
         return ApplyResult(missing=True)
 
+    def compact(self, match_id: str, version: int, state: dict[str, Any]) -> bool:
+        """Replace the finished match's move log, events and index by one
+        compressed archive (moves and ``state``, the final one at
+        ``version``) and give it ``FINISHED_TTL``.  False (nothing changed)
+        when the match moved on, is compacted already or its log is short."""
+        moves: list[bytes] = self.client.lrange(Keys(match_id).moves, 0, -1)  # type: ignore[assignment]
+        if len(moves) != version:
+            return False
+        archive = compress(moves, state)
+        k = Keys(match_id)
+        done = bool(self._compact(keys=k.fixed(), args=[version, archive, len(moves), self.finished_ttl]))
+        if done:
+            self._archives.put(match_id, Archive(list(moves), state))
+        return done
+
     def delete(self, match_id: str) -> bool:
-        """Remove every key of the match; False when there was nothing."""
-        removed = self._delete(keys=Keys(match_id).fixed())
-        self.forget(match_id)
+        """Remove every key of the match; False when there was nothing.
+        A failure once the script may have been sent raises :class:`WriteUnsettled`."""
+        try:
+            removed = self._delete(keys=Keys(match_id).fixed())
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+            raise WriteUnsettled(str(exc)) from exc
+        finally:
+            self.forget(match_id)
         return bool(removed)
 
     # --- reads ----------------------------------------------------------
@@ -154,21 +302,26 @@ class Store:
         return meta
 
     def load(self, match_id: str) -> tuple[Meta, Snapshot] | None:
-        """Meta and the current snapshot, in one round trip; None when gone."""
+        """Meta and the current snapshot, in one round trip; None when gone
+        (no meta), :class:`DamagedMatch` when the meta has no snapshot."""
         k = Keys(match_id)
         meta = self._meta.get(match_id)
-        if meta is not None:
-            snap = self._read_snapshot(match_id, self.client.hmget(k.snap, "v", "s"))
-            return None if snap is None else (meta, snap)
         pipe = self.client.pipeline(transaction=False)
-        pipe.get(k.meta)
-        pipe.hmget(k.snap, "v", "s")
+        if meta is None:
+            pipe.get(k.meta)
+        else:
+            pipe.exists(k.meta)
+        pipe.hmget(k.snap, "v", "s", "z")
         raw_meta, fields = pipe.execute()
-        snap = self._read_snapshot(match_id, fields)
-        if raw_meta is None or snap is None:
+        if not raw_meta:
+            self.forget(match_id)
             return None
-        meta = Meta.from_json(match_id, raw_meta)
-        self._meta.put(match_id, meta)
+        snap = self._read_snapshot(match_id, fields)
+        if snap is None:
+            raise DamagedMatch(match_id, "snap")
+        if meta is None:
+            meta = Meta.from_json(match_id, raw_meta)
+            self._meta.put(match_id, meta)
         return meta, snap
 
     def cached(self, match_id: str) -> tuple[Meta, Snapshot] | None:
@@ -178,48 +331,98 @@ class Store:
 
     def snapshot(self, match_id: str) -> Snapshot | None:
         """The current snapshot from Redis; None when the match is gone."""
-        return self._read_snapshot(match_id, self.client.hmget(Keys(match_id).snap, "v", "s"))
+        loaded = self.load(match_id)
+        return None if loaded is None else loaded[1]
 
-    def idempotent_response(self, match_id: str, idem_key: str) -> tuple[int, bytes] | None:
-        """The first response stored under ``idem_key``, if any."""
+    def idempotent_response(self, match_id: str, idem_key: str) -> tuple[int, str] | None:
+        """The version and request fingerprint stored under ``idem_key``, if any."""
         raw = self.client.get(Keys(match_id).idem(idem_key))
-        return None if raw is None else decode_record(raw)
+        if raw is None:
+            return None
+        version, _, fp = (raw.decode() if isinstance(raw, bytes) else raw).partition(":")
+        return int(version), fp
 
-    def events_since(self, match_id: str, after: int) -> tuple[int, list[bytes]] | None:
-        """Current version and the raw events with version > ``after``."""
+    def events_since(self, match_id: str, after: int) -> tuple[int, list[bytes] | Archive] | None:
+        """Current version and the raw events with version > ``after``, or
+        the archive of a compacted match (its events are derived from it)."""
         k = Keys(match_id)
-        reply = self._events_since(keys=[k.snap, k.events, k.evidx], args=[after])
+        reply = self._events_since(keys=k.fixed()[:5], args=[after])
         if not reply:
             return None
-        return int(reply[0]), list(reply[1])
+        kind = reply[0]
+        if kind == b"damaged":
+            raise DamagedMatch(match_id, reply[1].decode())
+        version = int(reply[1])
+        if kind == b"archive":
+            return version, self._archive(match_id, reply[2])
+        return version, list(reply[2])
 
     def record(self, match_id: str) -> tuple[Snapshot, list[bytes]] | None:
-        """Current snapshot and the raw move log, read in one transaction."""
+        """Current snapshot and the raw move log, read in one transaction;
+        :class:`DamagedMatch` when the log is shorter than the version."""
         k = Keys(match_id)
         pipe = self.client.pipeline(transaction=True)
-        pipe.hmget(k.snap, "v", "s")
+        pipe.exists(k.meta)
+        pipe.hmget(k.snap, "v", "s", "z")
         pipe.lrange(k.moves, 0, -1)
-        fields, moves = pipe.execute()
+        exists, fields, moves = pipe.execute()
+        if not exists:
+            return None
         snap = self._read_snapshot(match_id, fields)
-        return None if snap is None else (snap, moves)
+        if snap is None:
+            raise DamagedMatch(match_id, "snap")
+        if fields[2] is not None:
+            moves = self._archive(match_id, fields[2]).moves
+        if len(moves) != snap.version:
+            raise DamagedMatch(match_id, "moves")
+        return snap, moves
+
+    def moves(self, match_id: str, upto: int) -> list[bytes]:
+        """The first ``upto`` raw moves of the log (live or archived)."""
+        k = Keys(match_id)
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hget(k.snap, "z")
+        pipe.lrange(k.moves, 0, upto - 1)
+        z, moves = pipe.execute()
+        if z is not None:
+            moves = self._archive(match_id, z).moves[:upto]
+        if len(moves) != upto:
+            raise DamagedMatch(match_id, "moves")
+        return list(moves)
 
     # --- cache ------------------------------------------------------------
     def forget(self, match_id: str) -> None:
         self._meta.pop(match_id)
         self._snaps.pop(match_id)
+        self._archives.pop(match_id)
+
+    def _archive(self, match_id: str, raw: bytes) -> Archive:
+        archive = self._archives.get(match_id)
+        if archive is None:
+            archive = decompress(raw)
+            self._archives.put(match_id, archive)
+        return archive
 
     def _read_snapshot(self, match_id: str, fields: Sequence[bytes | str | None]) -> Snapshot | None:
-        raw_version, state = fields
-        if raw_version is None or state is None:
+        raw_version, state, archive = fields
+        if raw_version is None or (state is None and archive is None):
             self.forget(match_id)
             return None
         version = int(raw_version)
         cached = self._snaps.get(match_id)
         if cached is not None and cached.version == version:
             return cached
-        snap = Snapshot(version, orjson.loads(state))
+        snap = self._decode_snapshot(match_id, version, state, archive)
         self._remember(match_id, snap)
         return snap
+
+    def _decode_snapshot(self, match_id: str, version: int, state: bytes | str | None,
+                         archive: bytes | str | None) -> Snapshot:
+        if state is None:
+            if not isinstance(archive, bytes):
+                raise DamagedMatch(match_id, "snap")
+            return Snapshot(version, self._archive(match_id, archive).state)
+        return Snapshot(version, orjson.loads(state))
 
     def _remember(self, match_id: str, snap: Snapshot) -> None:
         """Cache ``snap`` unless a newer one is cached already."""
@@ -229,11 +432,25 @@ class Store:
                 self._snaps.put(match_id, snap)
 
 
-def encode_record(status: int, body: bytes) -> bytes:
-    """An idempotency record: the status and body of the first response."""
-    return orjson.dumps({"status": status, "body": orjson.Fragment(body)})
+def _bound_retries(client: Any) -> None:
+    """Make the client's retries respect the request's deadline."""
+    get_retry = getattr(client, "get_retry", None)
+    retry = get_retry() if get_retry is not None else None
+    if isinstance(retry, Retry) and not isinstance(retry, BudgetRetry):
+        client.set_retry(BudgetRetry(retry._backoff, retry._retries, retry._supported_errors))
 
 
-def decode_record(raw: bytes | str) -> tuple[int, bytes]:
-    record = orjson.loads(raw)
-    return int(record["status"]), orjson.dumps(record["body"])
+def fingerprint(seat: int, move: dict[str, Any], version: int | None) -> str:
+    """A short hash of a move request: what an idempotency key must repeat."""
+    canonical = orjson.dumps({"seat": seat, "move": move, "version": version}, option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(canonical).hexdigest()[:16]
+
+
+def compress(moves: Sequence[bytes], state: dict[str, Any]) -> bytes:
+    """The archive of a finished match: zlib of ``{"moves", "state"}``."""
+    return zlib.compress(orjson.dumps({"moves": [orjson.Fragment(m) for m in moves], "state": state}), 9)
+
+
+def decompress(raw: bytes) -> Archive:
+    data = orjson.loads(zlib.decompress(raw))
+    return Archive([orjson.dumps(m) for m in data["moves"]], data["state"])

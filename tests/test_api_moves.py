@@ -368,18 +368,18 @@ def test_if_none_match_list_and_weak(api: Api, w1: Match):
     assert api.view(w1.id, headers={"If-None-Match": '"1"'}).status == 200
 
 
-def test_idempotency_same_key_different_move_returns_first(api: Api, w1: Match):
-    """api.md: the same key for the same match returns the first response and
-    applies nothing twice — even if the retry's body differs."""
+def test_idempotency_same_key_different_move_is_422(api: Api, w1: Match):
+    """api.md 1.1: the same key with a different request (another move,
+    version or seat) is 422 idempotency_key_reused and changes nothing."""
     hdr = {"Idempotency-Key": "same-key"}
     r1 = api.move(w1.id, w1.token(0), {"type": "take_discard", "slot": 0}, 0, headers=hdr)
     assert r1.status == 200
     r2 = api.move(w1.id, w1.token(0), {"type": "take_discard", "slot": 1}, 0, headers=hdr)
-    assert r2.status in (200, 409, 422), r2
-    if r2.status == 200:
-        assert r2.json == r1.json
+    assert_problem(r2, 422, "idempotency_key_reused")
     a = w1.admin_view()
     assert a["version"] == 1 and a["players"][0]["display"][:2] == ["1", "0"]
+    r3 = api.move(w1.id, w1.token(0), {"type": "take_discard", "slot": 0}, 0, headers=hdr)
+    assert (r3.status, r3.json) == (200, r1.json)
 
 
 def test_idempotency_key_never_leaks_another_seats_response(api: Api, w1: Match):

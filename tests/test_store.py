@@ -17,9 +17,12 @@ import redis
 
 from service.auth import new_match_id
 from service.keys import Keys
-from service.store import Meta, Snapshot, Store, decode_record, encode_record
+from service.config import Settings
+from service.store import Meta, Snapshot, Store, compress, decompress, fingerprint
 
 TTL = 3600
+IDEM_TTL = 600
+SETTINGS = Settings(idempotency_ttl=IDEM_TTL, finished_ttl=900)
 MID = ""  # set per test by the ``match_id`` fixture
 
 
@@ -47,7 +50,7 @@ def match_id() -> Iterator[str]:
 
 
 def make_store(client: Any) -> Store:
-    return Store(client, ttl=TTL, cache_size=16)
+    return Store(client, ttl=TTL, cache_size=16, settings=SETTINGS)
 
 
 def meta() -> Meta:
@@ -61,9 +64,9 @@ def create(store: Store) -> None:
 def apply(store: Store, expected: int, n: int, idem: str | None = None):
     state = {"n": n}
     events = [{"type": "tick", "seat": 0, "version": expected + 1}]
-    record = encode_record(200, orjson.dumps({"version": expected + 1, "n": n})) if idem else b""
+    fp = fingerprint(0, {"type": "tick"}, expected) if idem else ""
     return store.apply(MID, expected, state, {"version": expected + 1, "seat": 0, "move": {"type": "tick"}},
-                       events, idem, record)
+                       events, idem, fp)
 
 
 def all_keys(client: Any) -> list[bytes]:
@@ -125,8 +128,10 @@ def test_every_key_ttl_refreshed_on_write(client):
     apply(store, 0, 1, idem="seat0:k1")
     keys = all_keys(client)
     assert len(keys) == 7  # meta snap moves events evidx idems + one record
+    idem_keys = {Keys(MID).idems.encode(), Keys(MID).idem("seat0:k1").encode()}
     for key in keys:
-        assert TTL - 5 < client.ttl(key) <= TTL, key
+        limit = IDEM_TTL if key in idem_keys else TTL
+        assert limit - 5 < client.ttl(key) <= limit, key
 
 
 def test_cas_race_exactly_one_wins(client):
@@ -169,10 +174,10 @@ def test_idempotency_record_replays_first_response(client):
     create(store)
     assert apply(store, 0, 1, idem="seat0:k1").version == 1
     again = apply(make_store(client), 0, 5, idem="seat0:k1")
-    assert again.replay == (200, orjson.dumps({"version": 1, "n": 1}))
+    assert again.replay == 1
     # a record wins even over a version that has moved on
     assert apply(store, 0, 6, idem="seat0:k1").replay is not None
-    assert store.idempotent_response(MID, "seat0:k1") == again.replay
+    assert store.idempotent_response(MID, "seat0:k1") == (1, fingerprint(0, {"type": "tick"}, 0))
     assert store.idempotent_response(MID, "seat1:k1") is None
     assert make_store(client).snapshot(MID).version == 1
     assert client.llen(Keys(MID).moves) == 1
@@ -183,7 +188,7 @@ def test_resent_write_is_not_a_conflict(client):
     store = make_store(client)
     create(store)
     k = Keys(MID)
-    args = [0, b'{"n":1}', b'{"version":1}', TTL, b"", "write-1", b'{"type":"tick"}']
+    args = [0, b'{"n":1}', b'{"version":1}', TTL, b"", "write-1", IDEM_TTL, b'{"type":"tick"}']
     assert store._apply(keys=k.fixed(), args=args) == [b"ok", 1]
     assert store._apply(keys=k.fixed(), args=args) == [b"ok", 1]
     assert client.llen(k.moves) == 1 and client.llen(k.events) == 2
@@ -191,9 +196,10 @@ def test_resent_write_is_not_a_conflict(client):
     assert store._apply(keys=k.fixed(), args=other)[:2] == [b"conflict", b"1"]
 
 
-def test_record_encoding_round_trips():
-    body = orjson.dumps({"version": 3, "events": [], "state": {"x": [1, None]}})
-    assert decode_record(encode_record(200, body)) == (200, body)
+def test_archive_encoding_round_trips():
+    moves = [orjson.dumps({"version": 1, "seat": 0, "move": {"type": "tick", "x": [1, None]}})]
+    archive = decompress(compress(moves, {"x": [1, None]}))
+    assert (archive.moves, archive.state) == (moves, {"x": [1, None]})
 
 
 def test_apply_on_missing_match(client):
@@ -225,7 +231,7 @@ def test_stale_cache_is_replaced_not_regressed(client):
 
 
 def test_store_down_raises_connection_error():
-    store = Store(redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2), ttl=TTL)
+    store = Store(redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2), ttl=TTL, settings=SETTINGS)
     with pytest.raises(redis.exceptions.ConnectionError):
         store.load(MID)
     with pytest.raises(redis.exceptions.ConnectionError):
