@@ -3,8 +3,12 @@
 text view of ``lodge-arena play``."""
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
+import arena.bots
 from arena import results
 from arena.bots import RandomBot, bot_class, make_bot
 from arena.entrants import Entrant
@@ -126,3 +130,14 @@ def test_text_view_shows_hidden_cards_as_question_marks():
     assert lines[-1].endswith("winners bo · scores [0 4]")
     assert event_line({"type": "drew", "seat": 0, "version": 3, "card": None}, ["ana", "bo"]) == \
         "  · ana (seat 0): drew  card=?"
+
+
+def test_bots_decide_from_the_contract_only():
+    """Every built-in bot module imports neither the engines nor the service:
+    it sees what a client over HTTP sees (the seat's view and legal moves)."""
+    folder = Path(arena.bots.__file__).parent
+    for path in sorted(folder.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        imported = {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        imported |= {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
+        assert not {m for m in imported if m.split(".")[0] in ("engine", "service")}, path.name
