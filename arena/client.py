@@ -1,4 +1,4 @@
-"""A small typed client of the Lodge HTTP contract (``../shared/spec/api.md``).
+"""A small typed client of the Lodge HTTP contract (``docs/api.md``).
 
 Built only on the public contract, so it doubles as the proof that the
 contract is enough to play::

@@ -1,7 +1,7 @@
 """Small HTTP helpers shared by the API tests (Flask test client) and the live
 tests (requests against gunicorn).
 
-Everything here is written against the HTTP contract (/work/shared/spec/api.md),
+Everything here is written against the HTTP contract (docs/api.md),
 not against the service's internals: a test that uses these helpers would pass
 against any implementation of the contract.
 """

@@ -1,6 +1,6 @@
 """The Biberbande heuristic bot (``arena/bots/biberbande.py``).
 
-Crafted seat views test the key decisions (rule ids from ``spec/games/biberbande.md``);
+Crafted seat views test the key decisions (rule ids from ``docs/games/biberbande.md``);
 seeded engine playouts check that the bot always returns a listed move and that
 matches finish.
 """

@@ -1,7 +1,7 @@
 """The Mein Lieber Biber heuristic bot (``arena/bots/mein_lieber_biber.py``).
 
 Crafted views check the key decisions against the rules (``MLB-x.y`` of
-``spec/games/mein-lieber-biber.md``); seeded engine playouts check that the bot
+``docs/games/mein-lieber-biber.md``); seeded engine playouts check that the bot
 always answers with a listed move, never tips the raft needlessly, and that
 matches finish.
 """

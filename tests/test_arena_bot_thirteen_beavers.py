@@ -1,7 +1,7 @@
 """The 13 Beavers heuristic bot (``arena/bots/thirteen_beavers.py``).
 
 Crafted views test its key decisions against the rules
-(``spec/games/thirteen-beavers.md``, rule ids ``TB-x.y``); seeded engine
+(``docs/games/thirteen-beavers.md``, rule ids ``TB-x.y``); seeded engine
 playouts test that it only ever returns a listed move and that matches end.
 """
 from __future__ import annotations

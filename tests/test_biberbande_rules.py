@@ -1,4 +1,4 @@
-"""Rule tests of Biberbande (spec/games/biberbande.md) with stacked decks.
+"""Rule tests of Biberbande (docs/games/biberbande.md) with stacked decks.
 
 Every test names the rule ids it checks.  ``stack(P)`` is the spec's notation:
 P followed by the remaining cards in canonical order (section 11).

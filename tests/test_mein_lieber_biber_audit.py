@@ -1,4 +1,4 @@
-"""Independent audit of Mein Lieber Biber against spec/games/mein-lieber-biber.md.
+"""Independent audit of Mein Lieber Biber against docs/games/mein-lieber-biber.md.
 
 Written from the spec, not from the engine: the ring table below is copied from
 MLB-1.4, and :class:`SpecModel` is a second implementation of MLB-3..MLB-6 that

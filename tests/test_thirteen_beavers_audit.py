@@ -1,4 +1,4 @@
-"""Independent audit of the 13 Beavers engine against spec/games/thirteen-beavers.md.
+"""Independent audit of the 13 Beavers engine against docs/games/thirteen-beavers.md.
 
 Written by a reviewer from the spec alone (not from ``engine/thirteen_beavers.py``):
 

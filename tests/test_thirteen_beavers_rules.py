@@ -1,6 +1,6 @@
 """13 Beavers rules, one rule at a time, with stacked decks, fish and wolves.
 
-Every test names the TB rule ids (spec/games/thirteen-beavers.md) it checks.
+Every test names the TB rule ids (docs/games/thirteen-beavers.md) it checks.
 Board facts below are copied from the spec (TB-1.4, TB-1.5), not read from the
 engine, so the engine's board data is checked against them.
 

@@ -1,4 +1,4 @@
-"""Heuristic bot for Biberbande (rule ids ``BB-x.y`` from ``spec/games/biberbande.md``).
+"""Heuristic bot for Biberbande (rule ids ``BB-x.y`` from ``docs/games/biberbande.md``).
 
 Every decision compares expected card values.  A slot whose value the seat knows
 (``players[i].known``, BB-5.6) counts at that value; any other card, and a known

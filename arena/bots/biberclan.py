@@ -1,4 +1,4 @@
-"""Heuristic bot for BiberClan (rule ids ``BC-x.y`` from ``spec/games/biberclan.md``).
+"""Heuristic bot for BiberClan (rule ids ``BC-x.y`` from ``docs/games/biberclan.md``).
 
 One-ply search: every legal move is applied to a small model of the castles
 and the resulting position is scored; the best move wins (ties by ``rng``).

@@ -1,4 +1,4 @@
-"""A heuristic player for 13 Beavers (rules: ``spec/games/thirteen-beavers.md``).
+"""A heuristic player for 13 Beavers (rules: ``docs/games/thirteen-beavers.md``).
 
 Card counting: the draw pile is exactly the 52-card deck minus the face-up
 card and the discard (TB-1.1, TB-7.1, TB-10.1), so the next card's odds are
