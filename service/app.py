@@ -13,7 +13,7 @@ from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from service import errors, metrics
+from service import errors, limits, metrics
 from service.api import Api
 from service.config import Settings
 from service.context import EXTENSION
@@ -72,6 +72,7 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
         api.register_blueprint(blueprint)
     _document_doc_routes(api)
     errors.register(app, settings.retry_after)
+    limits.install(app, redis_client, settings)
     metrics.instrument(app)
     app.before_request(_limit_streamed_body)
     return app

@@ -17,6 +17,17 @@ def _number(env: Mapping[str, str], name: str, default: float, kind: type[float]
         raise ValueError(f"environment variable {name} must be {noun}, got {raw!r}") from None
 
 
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = (env.get(name) or "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"environment variable {name} must be true or false, got {raw!r}")
+
+
 def _int(env: Mapping[str, str], name: str, default: int) -> int:
     return int(_number(env, name, default, int))
 
@@ -49,6 +60,16 @@ class Settings:
     #: ``REDIS_BUDGET``: seconds of store time one request may spend (0: no bound).
     redis_budget: float = 5.0
 
+    #: ``RATE_LIMIT_ENABLED``, ``RATE_LIMIT_DEFAULT`` (every request),
+    #: ``RATE_LIMIT_CREATE`` (match creations), per client: see service/limits.py.
+    rate_limit_enabled: bool = True
+    rate_limit_default: str = "300/second"
+    rate_limit_create: str = "20/second;600/minute"
+    #: ``TRUSTED_PROXIES``: proxies in front that set X-Forwarded-For (0: use the peer address).
+    trusted_proxies: int = 0
+    #: ``MAX_WAITS_PER_CLIENT``: concurrent long-polls per client and worker (0: no cap).
+    max_waits_per_client: int = 8
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
@@ -62,4 +83,9 @@ class Settings:
             idempotency_ttl=_int(env, "IDEMPOTENCY_TTL", cls.idempotency_ttl),
             finished_ttl=_int(env, "FINISHED_TTL", cls.finished_ttl),
             redis_budget=_number(env, "REDIS_BUDGET", cls.redis_budget, float),
+            rate_limit_enabled=_flag(env, "RATE_LIMIT_ENABLED", cls.rate_limit_enabled),
+            rate_limit_default=env.get("RATE_LIMIT_DEFAULT") or cls.rate_limit_default,
+            rate_limit_create=env.get("RATE_LIMIT_CREATE") or cls.rate_limit_create,
+            trusted_proxies=_int(env, "TRUSTED_PROXIES", cls.trusted_proxies),
+            max_waits_per_client=_int(env, "MAX_WAITS_PER_CLIENT", cls.max_waits_per_client),
         )

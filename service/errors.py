@@ -40,6 +40,7 @@ CODES: dict[str, tuple[int, str]] = {
     "illegal_move": (422, "Illegal move"),
     "invalid_options": (422, "Invalid options"),
     "idempotency_key_reused": (422, "Idempotency key reused"),
+    "rate_limited": (429, "Too many requests"),
     "internal_error": (500, "Internal server error"),
     "store_unavailable": (503, "Store unavailable"),
 }
@@ -126,6 +127,8 @@ def handle_http_exception(error: HTTPException) -> Response:
         allowed = getattr(error, "valid_methods", None)
         headers = {"Allow": ", ".join(allowed)} if allowed else None
         return problem("method_not_allowed", "this path does not accept that method", headers=headers)
+    if error.code == 429 and isinstance(error.response, Response):  # flask-limiter's, see service/limits.py
+        return error.response
     if error.code == 500:
         return problem("internal_error", "the server failed; this is a bug, please report it")
     body = {"type": TYPE_PREFIX + "http_" + str(error.code), "title": error.name,

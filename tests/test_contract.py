@@ -44,7 +44,7 @@ CONTRACT_PATHS = [
 ]
 ERROR_CODES = ["invalid_request", "unauthenticated", "forbidden", "match_not_found", "game_not_found",
                "version_conflict", "not_your_turn", "match_finished", "illegal_move", "invalid_options",
-               "payload_too_large", "store_unavailable"]
+               "payload_too_large", "rate_limited", "store_unavailable"]
 
 
 def _template(path: str) -> str:
@@ -183,7 +183,8 @@ def _aim(case, ctx: Context) -> None:
 # framework's route-level 404 and 405, which the table leaves to the implementer).
 CODE_STATUS = {"invalid_request": 400, "unauthenticated": 401, "forbidden": 403, "match_not_found": 404,
                "game_not_found": 404, "version_conflict": 409, "not_your_turn": 409, "match_finished": 409,
-               "illegal_move": 422, "invalid_options": 422, "payload_too_large": 413, "store_unavailable": 503}
+               "illegal_move": 422, "invalid_options": 422, "payload_too_large": 413, "rate_limited": 429,
+               "store_unavailable": 503}
 ROUTE_ERRORS = {404, 405}
 
 

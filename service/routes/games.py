@@ -15,6 +15,7 @@ blp = Blueprint("games", __name__, url_prefix="/v1/games",
 @blp.route("")
 class Games(MethodView):
     @blp.response(200, GamesSchema)
+    @blp.problems("rate_limited")
     def get(self) -> Response:
         """Every game of the catalogue"""
         return json_response({"games": lodge().catalogue()})
@@ -23,7 +24,7 @@ class Games(MethodView):
 @blp.route("/<string:game>")
 class GameEntry(MethodView):
     @blp.response(200, GameSchema)
-    @blp.problems("game_not_found")
+    @blp.problems("game_not_found", "rate_limited")
     def get(self, game: str) -> Response:
         """One game of the catalogue"""
         return json_response(lodge().game(game).catalogue())

@@ -14,6 +14,7 @@ from flask.views import MethodView
 from service.api import ETAG_HEADER, Blueprint, json_response
 from service.context import lodge
 from service.errors import ApiError
+from service.limits import wait_slot
 from service.schemas import (
     ConditionalHeaders,
     CreatedMatchSchema,
@@ -52,7 +53,7 @@ class Matches(MethodView):
     @blp.response(201, CreatedMatchSchema, description="Created: tokens and the spectator view", headers={
         "Location": {"description": "URL of the new match", "schema": {"type": "string"}}, **ETAG_HEADER})
     @blp.problems("invalid_request", "game_not_found", "payload_too_large", "invalid_options",
-                  "store_unavailable")
+                  "rate_limited", "store_unavailable")
     def post(self, body: dict[str, Any]) -> Response:
         """Create a match
 
@@ -71,7 +72,7 @@ class Match(MethodView):
     @blp.response(200, ViewSchema, description="The caller's view", headers=ETAG_HEADER)
     @blp.alt_response(304, description="Not Modified: still at the version of `If-None-Match`",
                       headers=ETAG_HEADER)
-    @blp.problems("unauthenticated", "forbidden", "match_not_found", "store_unavailable")
+    @blp.problems("unauthenticated", "forbidden", "match_not_found", "rate_limited", "store_unavailable")
     def get(self, headers: dict[str, Any], match_id: str) -> Response:
         """The match as the caller may see it (spectator, seat or admin)"""
         version, body = lodge().view(match_id, request.headers.get("Authorization"), headers.get("if_none_match"))
@@ -81,7 +82,7 @@ class Match(MethodView):
 
     @blp.doc(security=TOKEN)
     @blp.response(204, description="Deleted")
-    @blp.problems("unauthenticated", "forbidden", "match_not_found", "store_unavailable")
+    @blp.problems("unauthenticated", "forbidden", "match_not_found", "rate_limited", "store_unavailable")
     def delete(self, match_id: str) -> Response:
         """Delete a match (admin token)"""
         lodge().delete(match_id, request.headers.get("Authorization"))
@@ -93,7 +94,8 @@ class LegalMoves(MethodView):
     @blp.doc(security=TOKEN)
     @blp.lazy_arguments(SeatQuerySchema(), location="query")
     @blp.response(200, LegalMovesSchema, description="Every legal move of the seat now (empty: nothing to decide)")
-    @blp.problems("invalid_request", "unauthenticated", "forbidden", "match_not_found", "store_unavailable")
+    @blp.problems("invalid_request", "unauthenticated", "forbidden", "match_not_found", "rate_limited",
+                  "store_unavailable")
     def get(self, query: dict[str, Any], match_id: str) -> Response:
         """Legal moves of a seat (seat token, or admin with `?seat=k`)"""
         body = lodge().legal_moves(match_id, request.headers.get("Authorization"), query.get("seat"))
@@ -109,7 +111,8 @@ class Moves(MethodView):
     @blp.response(200, MoveResultSchema, description="Applied: new version, events and the caller's view",
                   headers=ETAG_HEADER)
     @blp.problems("invalid_request", "unauthenticated", "forbidden", "match_not_found", "version_conflict",
-                  "not_your_turn", "match_finished", "payload_too_large", "illegal_move", "store_unavailable")
+                  "not_your_turn", "match_finished", "payload_too_large", "illegal_move", "rate_limited",
+                  "store_unavailable")
     def post(self, query: dict[str, Any], headers: dict[str, Any], body: dict[str, Any], match_id: str) -> Response:
         """Apply one move
 
@@ -129,10 +132,14 @@ class Events(MethodView):
     @blp.doc(security=OPTIONAL_TOKEN)
     @blp.lazy_arguments(EventsQuerySchema(), location="query")
     @blp.response(200, EventsSchema, description="Events after `after`, redacted for the caller")
-    @blp.problems("invalid_request", "unauthenticated", "forbidden", "match_not_found", "store_unavailable")
+    @blp.problems("invalid_request", "unauthenticated", "forbidden", "match_not_found", "rate_limited",
+                  "store_unavailable")
     def get(self, query: dict[str, Any], match_id: str) -> Response:
         """Events after a version, optionally long-polling (`wait` seconds)"""
-        body = lodge().events(match_id, request.headers.get("Authorization"), query["after"], query["wait"])
+        if query["wait"] <= 0:
+            return json_response(lodge().events(match_id, request.headers.get("Authorization"), query["after"], 0))
+        with wait_slot():
+            body = lodge().events(match_id, request.headers.get("Authorization"), query["after"], query["wait"])
         return json_response(body)
 
 
@@ -140,7 +147,7 @@ class Events(MethodView):
 class Record(MethodView):
     @blp.doc(security=OPTIONAL_TOKEN)
     @blp.response(200, RecordSchema, description="The full game record")
-    @blp.problems("unauthenticated", "forbidden", "match_not_found", "store_unavailable")
+    @blp.problems("unauthenticated", "forbidden", "match_not_found", "rate_limited", "store_unavailable")
     def get(self, match_id: str) -> Response:
         """Game record (admin any time; anyone once the match is finished)"""
         return json_response(lodge().record(match_id, request.headers.get("Authorization")))

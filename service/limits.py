@@ -1,0 +1,138 @@
+"""Per-client limits: request rates (flask-limiter) and concurrent long-polls.
+
+Rates: every request counts against ``RATE_LIMIT_DEFAULT`` and a match
+creation also against ``RATE_LIMIT_CREATE`` (flask-limiter's notation, e.g.
+``"20/second;600/minute"``), per client address.  The counters live in the
+match store's Redis (the same connection pool), so every worker and every
+instance on that Redis shares them; the embedded fakeredis store works the
+same way.  Over a limit: 429 ``rate_limited`` with ``Retry-After``; every
+limited answer carries flask-limiter's ``X-RateLimit-Limit`` / ``-Remaining``
+/ ``-Reset`` (epoch seconds) headers.  Liveness, readiness and metrics are exempt.
+
+Long-polls: at most ``MAX_WAITS_PER_CLIENT`` waiting ``GET …/events?wait=``
+per client address and worker process (a thread each); one more is 429
+``rate_limited`` at once.  Counted per process, so an instance holds at most
+workers × that many per client: a count in Redis would outlive a killed
+worker and lock a client out.
+
+The client address is the peer's, unless ``TRUSTED_PROXIES`` = n > 0: then
+werkzeug's ProxyFix takes it from the n-th last ``X-Forwarded-For`` entry
+(set that only behind that many proxies that overwrite the header).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from flask import Flask, Response, current_app, request
+from flask_limiter import Limiter, RequestLimit
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from service.config import Settings
+from service.errors import ApiError, problem
+
+log = logging.getLogger(__name__)
+WAITS = "lodge.waits"
+#: Endpoints no limit applies to (probes and scrapers call them often).
+EXEMPT = ("ops.Health", "ops.Ready", "ops.Metrics")
+
+
+def client_address() -> str:
+    """The client a request counts against (after ProxyFix, if configured)."""
+    return request.remote_addr or "unknown"
+
+
+def storage_uri(settings: Settings) -> str:
+    """flask-limiter's storage for the match store's Redis: the connection
+    pool is passed on, so the URI only names the kind of storage."""
+    if getattr(settings, "redis_mode", "single") == "cluster":
+        return "redis+cluster://" + (settings.redis_url or "").split("://", 1)[-1]
+    return "redis://"
+
+
+def _rate_limited(limit: RequestLimit) -> Response:
+    retry = max(1, int(limit.reset_at - time.time()))
+    return problem("rate_limited",
+                   f"too many requests from this client (limit {limit.limit}); retry after {retry} s",
+                   headers={"Retry-After": str(retry)})
+
+
+def install(app: Flask, redis_client: Any, settings: Settings) -> Limiter:
+    """Rate limits on ``app`` with counters in ``redis_client``'s Redis."""
+    if settings.trusted_proxies > 0:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)  # type: ignore[method-assign]
+    options: dict[str, Any] = {}
+    pool = getattr(redis_client, "connection_pool", None)
+    if pool is not None and storage_uri(settings) == "redis://":
+        options["connection_pool"] = pool
+    limiter = Limiter(
+        client_address, app=app, application_limits=[settings.rate_limit_default],
+        storage_uri=storage_uri(settings), storage_options=options, strategy="fixed-window",
+        headers_enabled=False, key_prefix="lodge", swallow_errors=True, on_breach=_rate_limited,
+        enabled=settings.rate_limit_enabled)
+    for endpoint in EXEMPT:
+        view = app.view_functions.get(endpoint)
+        if view is not None:
+            limiter.exempt(view)
+    create = app.view_functions.get("matches.Matches")
+    if create is not None:
+        limited: Any = limiter.limit(settings.rate_limit_create, methods=["POST"], scope="create",
+                                    override_defaults=False)(create)
+        app.view_functions["matches.Matches"] = limited
+    app.extensions[WAITS] = WaitSlots(settings.max_waits_per_client)
+    app.after_request(lambda response: _headers(limiter, response))
+    return limiter
+
+
+def _headers(limiter: Limiter, response: Response) -> Response:
+    """flask-limiter's ``X-RateLimit-*`` headers for the tightest limit of the
+    request.  (Its own ``headers_enabled`` would also rewrite every
+    ``Retry-After``, a 503's included, to its window's reset, rounded down to 0.)"""
+    current = limiter.current_limit if limiter.enabled else None
+    if current is None:
+        return response
+    try:
+        response.headers["X-RateLimit-Limit"] = str(current.limit.amount)
+        response.headers["X-RateLimit-Remaining"] = str(current.remaining)
+        response.headers["X-RateLimit-Reset"] = str(current.reset_at)
+    except Exception:  # the counters' store is down: the request's own answer stands
+        log.warning("rate limit headers unavailable", exc_info=True)
+    return response
+
+
+def wait_slot() -> Any:
+    """A context holding one long-poll slot of the calling client (429 if none is left)."""
+    slots: WaitSlots = current_app.extensions[WAITS]
+    return slots.hold(client_address())
+
+
+class WaitSlots:
+    """Concurrent long-polls per client address in this process."""
+
+    def __init__(self, per_client: int):
+        self.per_client = per_client
+        self._held: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def hold(self, client: str) -> Iterator[None]:
+        """One waiting slot for ``client``, or 429 ``rate_limited``."""
+        with self._lock:
+            if self.per_client > 0 and self._held[client] >= self.per_client:
+                raise ApiError("rate_limited",
+                               f"this client already holds {self.per_client} waiting event requests; "
+                               "wait on fewer matches at once, or poll without wait",
+                               headers={"Retry-After": "1"})
+            self._held[client] += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._held[client] -= 1
+                if not self._held[client]:
+                    del self._held[client]
