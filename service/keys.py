@@ -139,7 +139,7 @@ APPLY = _DAMAGE + """
 --       4 ttl seconds, 5 request fingerprint ('' without KEYS[7]),
 --       6 write id (unique per attempt), 7 idempotency ttl seconds,
 --       8.. events JSON
--- Returns {'missing'} when the match is gone (meta or snap), {'damaged',
+-- Returns {'missing'} when the match is gone (no meta), {'damaged',
 -- key} when its keys disagree, {'idem', version} when KEYS[7] holds a
 -- record of this very request, {'reused', version} when it holds one of
 -- another request, {'ok', version} when the move is stored (also when this
@@ -147,8 +147,11 @@ APPLY = _DAMAGE + """
 -- lost reply must not look like a conflict), else {'conflict', version,
 -- state or false, archive or false}.  Only 'ok' writes anything.
 local cur = redis.call('HGET', KEYS[2], 'v')
-if not cur or redis.call('EXISTS', KEYS[1]) == 0 then
+if redis.call('EXISTS', KEYS[1]) == 0 then
   return {'missing'}
+end
+if not cur then
+  return {'damaged', 'snap'}
 end
 if #KEYS > 6 then
   local rec = redis.call('GET', KEYS[7])
@@ -229,8 +232,11 @@ EVENTS_SINCE = _DAMAGE + """
 -- disagree, {'archive', version, archive} when it is compacted, else
 -- {'events', version, {event JSON, ...}}.
 local cur = redis.call('HGET', KEYS[2], 'v')
-if not cur or redis.call('EXISTS', KEYS[1]) == 0 then
+if redis.call('EXISTS', KEYS[1]) == 0 then
   return false
+end
+if not cur then
+  return {'damaged', 'snap'}
 end
 local hurt = damage(cur)
 if hurt then

@@ -227,8 +227,9 @@ class Store:
         ``entry`` goes to the move log, ``events`` (already version-stamped)
         to the event log.  With ``idem_key``, the new version and
         ``fingerprint`` (see :func:`fingerprint`) are stored under it for
-        ``IDEMPOTENCY_TTL`` (at most ``MATCH_TTL``: no record outlives its match); when the key already holds a record, nothing is
-        written and the result says whether it was this request (``replay``)
+        ``IDEMPOTENCY_TTL`` (at most ``MATCH_TTL``: no record outlives its
+        match); when the key already holds a record, nothing is written and
+        the result says whether it was this request (``replay``)
         or another (``reused``).  On success the cache holds the new
         snapshot; on a conflict it holds the stored one, which is returned.
         A store failure once the script may have been sent raises
@@ -238,8 +239,9 @@ class Store:
         keys = k.fixed()
         if idem_key is not None:
             keys.append(k.idem(idem_key))
-        args: list[bytes | str | int | float] = [expected, orjson.dumps(state), orjson.dumps(entry), self.ttl, fingerprint,
-                secrets.token_hex(8), min(self.idem_ttl, self.ttl), *(orjson.dumps(e) for e in events)]
+        args: list[bytes | str | int | float] = [
+            expected, orjson.dumps(state), orjson.dumps(entry), self.ttl, fingerprint,
+            secrets.token_hex(8), min(self.idem_ttl, self.ttl), *(orjson.dumps(e) for e in events)]
         _check_deadline()
         try:
             reply = self._apply(keys=keys, args=args)

@@ -16,8 +16,8 @@ import pytest
 import redis
 
 from service.auth import new_match_id
-from service.keys import Keys
 from service.config import Settings
+from service.keys import Keys
 from service.store import Meta, Snapshot, Store, compress, decompress, fingerprint
 
 TTL = 3600

@@ -26,7 +26,13 @@ class Ready(MethodView):
     @blp.problems("store_unavailable")
     def get(self) -> Response:
         """Readiness: the store answers PING"""
-        lodge().store.ping()  # a Redis failure becomes 503 store_unavailable
+        store = lodge().store
+        store.ping()  # a Redis failure becomes 503 store_unavailable
+        policy = store.eviction_policy()
+        if policy is not None and policy != "noeviction":
+            return json_response({"status": "ok", "warning": (
+                f"Redis runs with maxmemory-policy {policy}: it may evict keys of live matches, "
+                "which then answer 503; run it with noeviction")})
         return json_response({"status": "ok"})
 
 
