@@ -3,7 +3,21 @@
 Environment: ``HOST``/``PORT`` (default 127.0.0.1:8000), ``WEB_CONCURRENCY``
 (workers, default 4), ``THREADS`` (per worker, default 64: long-polls hold a
 thread each), ``REDIS_URL`` (unset: an embedded store, see below),
-``PROMETHEUS_MULTIPROC_DIR`` (default: a fresh temporary directory).
+``PROMETHEUS_MULTIPROC_DIR`` (default: a fresh temporary directory),
+``READ_TIMEOUT`` (seconds one read of a request may wait, default 10; 0: none).
+
+Slow clients: gunicorn's gthread worker gives a connection a thread once its
+first bytes arrive and then reads the rest of the request with no time limit,
+so a client that sends half a request holds a thread for good.  Every read of
+a request from the socket is bounded by ``READ_TIMEOUT`` here
+(:func:`_bound_reads`, in gunicorn's socket reader, which every synchronous
+worker class, gevent's included, reads through); a stalled request is closed.
+Put a reverse proxy in front all the same (README "Reliability").
+
+Shutdown: on SIGTERM the master stops the shared listening socket at once
+(``shutdown``), so a connection arriving during the graceful stop is refused
+instead of waiting in the backlog until the socket closes; requests already
+accepted finish within ``graceful_timeout``.
 
 Embedded store: without ``REDIS_URL`` the master starts one fakeredis
 ``TcpFakeServer`` (Lua enabled through lupa) on a free loopback port before
@@ -14,6 +28,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 import threading
 
@@ -32,6 +47,8 @@ preload_app = False
 # No runtime control socket: it defaults to one path per user, so a second
 # server (tests, benchmarks, a tournament) would fight over it.
 control_socket_disable = True
+
+read_timeout = float(os.environ.get("READ_TIMEOUT", "10"))
 
 _embedded = None
 _metrics_dir_owned: str | None = None
@@ -59,6 +76,40 @@ def on_starting(server) -> None:
         os.environ["REDIS_URL"] = f"redis://{host}:{port}/0"
         server.log.warning("REDIS_URL unset: embedded in-memory store at %s (not durable)",
                            os.environ["REDIS_URL"])
+
+
+def when_ready(server) -> None:
+    """In the master: refuse new connections as soon as SIGTERM arrives."""
+    stop = server.handle_term
+
+    def handle_term() -> None:
+        for listener in server.LISTENERS:
+            try:
+                listener.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:  # not a listening socket any more
+                pass
+        stop()
+
+    server.handle_term = handle_term
+
+
+def post_worker_init(worker) -> None:
+    if read_timeout > 0:
+        _bound_reads(read_timeout)
+
+
+def _bound_reads(seconds: float) -> None:
+    """Each socket read of a request waits at most ``seconds`` (then the
+    connection is closed): gunicorn's own reads never time out."""
+    from gunicorn.http import unreader
+
+    recv = unreader.SocketUnreader.chunk
+
+    def chunk(self, size_hint=None):
+        self.sock.settimeout(seconds)
+        return recv(self, size_hint)
+
+    unreader.SocketUnreader.chunk = chunk
 
 
 def child_exit(server, worker) -> None:

@@ -20,6 +20,10 @@ GUNICORN_CONF = ROOT / "deploy" / "gunicorn.conf.py"
 LODGE_APP = "service.app:create_app()"
 
 
+#: redis-server arguments: an append-only file fsynced on every write.
+AOF_ALWAYS = ("--save", "", "--appendonly", "yes", "--appendfsync", "always")
+
+
 class ServerError(RuntimeError):
     """A server could not be started."""
 
@@ -55,10 +59,12 @@ def tail(path: Path, limit: int = 4000) -> str:
         return ""
 
 
-def start_redis(workdir: Path, port: int | None = None, attempts: int = 5) -> tuple[subprocess.Popen, str]:
+def start_redis(workdir: Path, port: int | None = None, attempts: int = 5,
+                persistence: tuple[str, ...] = ("--save", "", "--appendonly", "no")) -> tuple[subprocess.Popen, str]:
     """Start redis-server on a free (or the given) loopback port and wait
     until it answers PING.  Returns (process, url); stop it with
-    :func:`stop_process`."""
+    :func:`stop_process`.  ``persistence``: the arguments that set it (default
+    none; :data:`AOF_ALWAYS` for a durable one)."""
     binary = REDIS_SERVER if os.path.exists(REDIS_SERVER) else shutil.which("redis-server")
     if not binary:
         raise ServerError(f"{REDIS_SERVER} not found: run `make test`, which installs redis-server "
@@ -71,7 +77,7 @@ def start_redis(workdir: Path, port: int | None = None, attempts: int = 5) -> tu
         use_port = port or free_port()
         with open(log, "ab") as out:
             proc = subprocess.Popen(
-                [binary, "--port", str(use_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                [binary, "--port", str(use_port), "--bind", "127.0.0.1", *persistence,
                  "--daemonize", "no", "--dir", str(workdir)],
                 stdout=out, stderr=subprocess.STDOUT, cwd=workdir)
         url = f"redis://127.0.0.1:{use_port}/0"
@@ -120,3 +126,12 @@ def start_gunicorn(workdir: Path, redis_url: str | None, workers: int = 2,
         time.sleep(0.1)
     stop_process(proc, timeout=20)
     raise ServerError(f"gunicorn did not answer /healthz on {base}:\n{tail(log)}")
+
+
+def worker_pids(master: subprocess.Popen) -> list[int]:
+    """The PIDs of a gunicorn master's workers (its child processes)."""
+    children: list[int] = []
+    for task in Path(f"/proc/{master.pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        children.extend(int(pid) for pid in text)
+    return children

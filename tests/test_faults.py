@@ -1,0 +1,247 @@
+"""Faults and hostile clients against real processes (issue 11): gunicorn
+(deploy/gunicorn.conf.py) on a real redis-server, each started here on free
+ports and stopped by PID.  Assertions are about behaviour; timeouts are
+generous bounds, not measurements.
+
+* half-sent requests time out (READ_TIMEOUT) and do not starve /healthz;
+* long-polls beyond MAX_WAITS_PER_CLIENT are 429 while /healthz answers;
+* SIGTERM under load: in-flight requests complete, new connections are
+  refused promptly, no acknowledged move is lost;
+* Redis SIGKILL and restart from its append-only file (appendfsync always):
+  every acknowledged move survives;
+* a worker SIGKILLed mid-move: no half-applied move, retries settle.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import requests
+
+from devtools import servers
+from devtools.servers import AOF_ALWAYS, stop_process, worker_pids
+
+pytestmark = pytest.mark.live
+
+
+def _gunicorn(tmp: Path, redis_url: str | None, workers: int = 1, **env: str):
+    try:
+        return servers.start_gunicorn(tmp, redis_url, workers, {"RATE_LIMIT_ENABLED": "false", **env})
+    except servers.ServerError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+def _redis(tmp: Path, port: int | None = None, persistence=AOF_ALWAYS):
+    try:
+        return servers.start_redis(tmp, port, persistence=persistence)
+    except servers.ServerError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+def _create(base: str, seed: int) -> dict:
+    r = requests.post(base + "/v1/matches", json={"game": "biberbande", "players": 2, "seed": seed}, timeout=30)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def _play(base: str, match: dict, acked: list[tuple[str, int]], stop: threading.Event, key_prefix: str = "") -> None:
+    """Play the match through the admin token, noting every acknowledged
+    version; connection errors are retried with the same Idempotency-Key."""
+    mid, admin = match["match_id"], match["admin_token"]
+    auth = {"Authorization": f"Bearer {admin}"}
+    while not stop.is_set():
+        try:
+            view = requests.get(f"{base}/v1/matches/{mid}", headers=auth, timeout=10).json()
+            if view.get("status") != "active" or not view.get("to_act"):
+                return
+            seat = view["to_act"][0]
+            moves = requests.get(f"{base}/v1/matches/{mid}/legal-moves", params={"seat": seat}, headers=auth,
+                                 timeout=10).json()["moves"]
+            key = f"{key_prefix}{mid}-{view['version']}"
+            for _attempt in range(20):
+                try:
+                    r = requests.post(f"{base}/v1/matches/{mid}/moves", params={"seat": seat},
+                                      json={"move": moves[0], "version": view["version"]},
+                                      headers={**auth, "Idempotency-Key": key}, timeout=10)
+                except requests.RequestException:
+                    if stop.is_set():
+                        return
+                    time.sleep(0.2)
+                    continue
+                if r.status_code == 200:
+                    acked.append((mid, r.json()["version"]))
+                break
+        except (requests.RequestException, ValueError, KeyError):
+            if stop.is_set():
+                return
+            time.sleep(0.2)
+
+
+def _assert_kept(base: str, matches: list[dict], acked: list[tuple[str, int]]) -> None:
+    """Every acknowledged version is in the match's record, which replays."""
+    for m in matches:
+        r = requests.get(f"{base}/v1/matches/{m['match_id']}/record",
+                         headers={"Authorization": f"Bearer {m['admin_token']}"}, timeout=30)
+        assert r.status_code == 200, r.text
+        logged = [entry["version"] for entry in r.json()["moves"]]
+        assert logged == list(range(1, len(logged) + 1)), logged  # nothing half-applied, nothing twice
+        top = max([v for mid, v in acked if mid == m["match_id"]], default=0)
+        assert len(logged) >= top, f"acknowledged version {top} lost: the record ends at {len(logged)}"
+        view = requests.get(f"{base}/v1/matches/{m['match_id']}",
+                            headers={"Authorization": f"Bearer {m['admin_token']}"}, timeout=30).json()
+        assert view["version"] == len(logged)
+
+
+def _half_sent(base: str, n: int) -> list[socket.socket]:
+    host, port = base.removeprefix("http://").split(":")
+    socks = []
+    for _ in range(n):
+        s = socket.create_connection((host, int(port)), timeout=5)
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")  # never finished
+        socks.append(s)
+    return socks
+
+
+def test_half_sent_requests_time_out_and_do_not_starve_healthz(tmp_path):
+    proc, base = _gunicorn(tmp_path, None, THREADS="4", READ_TIMEOUT="1")
+    socks = []
+    try:
+        socks = _half_sent(base, 24)  # six times the threads
+        r = requests.get(base + "/healthz", timeout=30)
+        assert r.status_code == 200
+        still_open = 0  # the server closes every stalled connection
+        for s in socks:
+            s.settimeout(15)
+            try:
+                s.recv(1024)
+            except TimeoutError:
+                still_open += 1
+            except OSError:  # reset: closed too
+                pass
+        assert still_open == 0
+    finally:
+        for s in socks:
+            s.close()
+        stop_process(proc, timeout=20)
+
+
+def test_long_polls_beyond_the_cap_are_429_while_healthz_answers(tmp_path):
+    proc, base = _gunicorn(tmp_path, None, THREADS="8", MAX_WAITS_PER_CLIENT="4")
+    try:
+        match = _create(base, 1)
+        url = f"{base}/v1/matches/{match['match_id']}/events"
+        with ThreadPoolExecutor(12) as pool:
+            futures = [pool.submit(requests.get, url, params={"after": 0, "wait": 4}, timeout=60)
+                       for _ in range(12)]
+            time.sleep(1.0)
+            assert requests.get(base + "/healthz", timeout=30).status_code == 200
+            codes = sorted(f.result().status_code for f in futures)
+        assert codes.count(200) == 4 and codes.count(429) == 8, codes
+    finally:
+        stop_process(proc, timeout=20)
+
+
+def _refused_promptly(base: str) -> bool:
+    host, port = base.removeprefix("http://").split(":")
+    started = time.monotonic()
+    try:
+        with socket.create_connection((host, int(port)), timeout=3) as s:
+            s.settimeout(3)
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            answer = s.recv(1024)
+            return answer == b"" or time.monotonic() - started < 3
+    except OSError:
+        return time.monotonic() - started < 3
+
+
+def test_sigterm_under_load_finishes_in_flight_refuses_new_and_loses_nothing(tmp_path):
+    rproc, rurl = _redis(tmp_path)
+    proc, base = _gunicorn(tmp_path, rurl, workers=2, THREADS="8")
+    stop = threading.Event()
+    acked: list[tuple[str, int]] = []
+    try:
+        matches = [_create(base, seed) for seed in range(4)]
+        players = [threading.Thread(target=_play, args=(base, m, acked, stop)) for m in matches]
+        for t in players:
+            t.start()
+        time.sleep(1.0)
+        poll = ThreadPoolExecutor(1).submit(
+            requests.get, f"{base}/v1/matches/{matches[0]['match_id']}/events",
+            params={"after": 10_000, "wait": 2}, timeout=30)
+        time.sleep(0.3)
+        os.kill(proc.pid, signal.SIGTERM)
+        time.sleep(0.3)
+        assert _refused_promptly(base), "a connection after SIGTERM waited"
+        assert poll.result().status_code == 200  # the in-flight long-poll completed
+        proc.wait(timeout=40)
+        stop.set()
+        for t in players:
+            t.join(30)
+        proc, base = _gunicorn(tmp_path, rurl, workers=1)
+        _assert_kept(base, matches, acked)
+    finally:
+        stop.set()
+        stop_process(proc, timeout=20)
+        stop_process(rproc)
+
+
+def test_acknowledged_moves_survive_a_redis_sigkill_with_aof(tmp_path):
+    rproc, rurl = _redis(tmp_path)
+    port = int(rurl.rsplit(":", 1)[1].split("/")[0])
+    proc, base = _gunicorn(tmp_path, rurl, workers=2, THREADS="8")
+    stop = threading.Event()
+    acked: list[tuple[str, int]] = []
+    try:
+        matches = [_create(base, seed) for seed in range(4)]
+        players = [threading.Thread(target=_play, args=(base, m, acked, stop)) for m in matches]
+        for t in players:
+            t.start()
+        time.sleep(1.5)
+        os.kill(rproc.pid, signal.SIGKILL)
+        rproc.wait(timeout=10)
+        seen = list(acked)
+        time.sleep(0.5)
+        rproc, _ = _redis(tmp_path, port)
+        time.sleep(1.5)
+        stop.set()
+        for t in players:
+            t.join(30)
+        assert seen, "no move was acknowledged before the kill"
+        _assert_kept(base, matches, acked)
+    finally:
+        stop.set()
+        stop_process(proc, timeout=20)
+        stop_process(rproc)
+
+
+def test_a_worker_killed_mid_move_leaves_no_half_applied_move(tmp_path):
+    rproc, rurl = _redis(tmp_path, persistence=("--save", "", "--appendonly", "no"))
+    proc, base = _gunicorn(tmp_path, rurl, workers=2, THREADS="8")
+    stop = threading.Event()
+    acked: list[tuple[str, int]] = []
+    try:
+        matches = [_create(base, seed) for seed in range(6)]
+        players = [threading.Thread(target=_play, args=(base, m, acked, stop)) for m in matches]
+        for t in players:
+            t.start()
+        for _ in range(3):
+            time.sleep(0.7)
+            pids = worker_pids(proc)
+            assert pids
+            os.kill(pids[0], signal.SIGKILL)
+        time.sleep(3)  # the master forks a replacement; the players retry
+        stop.set()
+        for t in players:
+            t.join(30)
+        assert acked
+        _assert_kept(base, matches, acked)
+    finally:
+        stop.set()
+        stop_process(proc, timeout=20)
+        stop_process(rproc)
