@@ -167,3 +167,24 @@ def test_idempotency_record_is_small(store):
     if hasattr(store, "memory_usage") and type(store).__module__.startswith("redis"):
         assert store.memory_usage(record, samples=0) <= 512
     assert len(store.get(record)) <= 40
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_finished_match_at_most_16_kb(redis_server: str, game: str):
+    """Issue 11: a finished 4-player match (default options) takes at most
+    16 KB in Redis (MEMORY USAGE over its keys; idempotency records apart)."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server)
+    engine = REGISTRY.get(game)
+    assert engine is not None
+    api = flask_api(make_app(client))
+    out = play_out(engine, 4, 2)
+    m = api.create(4, game=game, seed=2)
+    for i, (seat, move) in enumerate(out.moves):
+        assert api.move(m.id, m.token(seat), move, i, headers={"Idempotency-Key": f"k{i}"}).status == 200
+    sizes = {k: client.memory_usage(k, samples=0) for k in client.scan_iter(match=f"lodge:{{{m.id}}}:*")}
+    own = sum(v for k, v in sizes.items() if b":idem" not in k)
+    assert own <= 16 * 1024, (game, len(out.moves), sizes)
+    assert max(v for k, v in sizes.items() if b":idem:" in k) <= 512
+    client.close()
