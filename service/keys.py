@@ -16,7 +16,8 @@ events    list    JSON per event, stamped with the version that produced it
 evidx     list    element ``v`` = index in ``events`` of version v's first event
 idems     set     names of the match's idempotency record keys (for DELETE)
 idem:<k>  string  ``<version>:<fingerprint>``: the version the first request
-                  with key k produced and a hash of that request
+                  with key k produced and a hash of that request (records
+                  written before this layout hold JSON ``{"status", "body"}``)
 ========  ======  ==========================================================
 
 ``z`` is the archive of a finished match (:func:`service.store.compress`):
@@ -142,7 +143,8 @@ APPLY = _DAMAGE + """
 -- Returns {'missing'} when the match is gone (no meta), {'damaged',
 -- key} when its keys disagree, {'idem', version} when KEYS[7] holds a
 -- record of this very request, {'reused', version} when it holds one of
--- another request, {'ok', version} when the move is stored (also when this
+-- another request, {'legacy', record} for a record of the old layout
+-- (JSON status and body, answered as it is), {'ok', version} when the move is stored (also when this
 -- very write id is already the last write: a client-side resend after a
 -- lost reply must not look like a conflict), else {'conflict', version,
 -- state or false, archive or false}.  Only 'ok' writes anything.
@@ -157,7 +159,10 @@ if #KEYS > 6 then
   local rec = redis.call('GET', KEYS[7])
   if rec then
     local sep = string.find(rec, ':', 1, true)
-    local version = tonumber(string.sub(rec, 1, sep - 1))
+    local version = sep and tonumber(string.sub(rec, 1, sep - 1))
+    if not version then
+      return {'legacy', rec}
+    end
     if string.sub(rec, sep + 1) == ARGV[5] then
       return {'idem', version}
     end

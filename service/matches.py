@@ -201,6 +201,8 @@ class Lodge:
                     stored = self.store.idempotent_response(match_id, idem)
                     if stored is not None:
                         first, fp = stored
+                        if isinstance(fp, bytes):  # a record of the old layout
+                            return first, fp, orjson.loads(fp)["version"]
                         if fp != request:
                             raise _reused(idempotency_key)
                         return self._replayed(match_id, game, meta, viewer, first)
@@ -223,6 +225,9 @@ class Lodge:
                 return self._replayed(match_id, game, meta, viewer, result.replay)
             if result.reused:
                 raise _reused(idempotency_key)
+            if result.legacy is not None:
+                status, old = result.legacy
+                return status, old, orjson.loads(old)["version"]
             if result.conflict is None:  # neither applied, replayed nor refused: the match is gone
                 raise _not_found(match_id)
             if version is None:

@@ -152,6 +152,7 @@ class ApplyResult:
     conflict: Snapshot | None = None      # the stored snapshot differed
     replay: int | None = None             # idempotent replay: the version it produced
     reused: bool = False                  # the idempotency key names another request
+    legacy: tuple[int, bytes] | None = None  # a record of the old layout: status, body
     missing: bool = False                 # the match is gone
 
 
@@ -260,6 +261,8 @@ class Store:
             return ApplyResult(replay=int(reply[1]))
         if outcome == b"reused":
             return ApplyResult(reused=True)
+        if outcome == b"legacy":
+            return ApplyResult(legacy=decode_legacy(reply[1]))
         if outcome == b"damaged":
             raise DamagedMatch(match_id, reply[1].decode())
         self.forget(match_id)
@@ -336,12 +339,15 @@ class Store:
         loaded = self.load(match_id)
         return None if loaded is None else loaded[1]
 
-    def idempotent_response(self, match_id: str, idem_key: str) -> tuple[int, str] | None:
-        """The version and request fingerprint stored under ``idem_key``, if any."""
+    def idempotent_response(self, match_id: str, idem_key: str) -> tuple[int, str] | tuple[int, bytes] | None:
+        """The version and request fingerprint (str) stored under ``idem_key``,
+        or an old layout's status and body (bytes); None without a record."""
         raw = self.client.get(Keys(match_id).idem(idem_key))
-        if raw is None:
+        if not isinstance(raw, bytes):
             return None
-        version, _, fp = (raw.decode() if isinstance(raw, bytes) else raw).partition(":")
+        if raw.startswith(b"{"):
+            return decode_legacy(raw)
+        version, _, fp = raw.decode().partition(":")
         return int(version), fp
 
     def events_since(self, match_id: str, after: int) -> tuple[int, list[bytes] | Archive] | None:
@@ -446,6 +452,12 @@ def fingerprint(seat: int, move: dict[str, Any], version: int | None) -> str:
     """A short hash of a move request: what an idempotency key must repeat."""
     canonical = orjson.dumps({"seat": seat, "move": move, "version": version}, option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(canonical).hexdigest()[:16]
+
+
+def decode_legacy(raw: bytes) -> tuple[int, bytes]:
+    """An idempotency record of the old layout: the first response's status and body."""
+    record = orjson.loads(raw)
+    return int(record["status"]), orjson.dumps(record["body"])
 
 
 def compress(moves: Sequence[bytes], state: dict[str, Any]) -> bytes:

@@ -236,3 +236,15 @@ def test_store_down_raises_connection_error():
         store.load(MID)
     with pytest.raises(redis.exceptions.ConnectionError):
         store.create(meta(), {"n": 0}, [])
+
+
+def test_legacy_idempotency_record_still_answers(client):
+    """A record of the old layout (JSON status and body, written before the
+    fingerprinted one) is answered as it is, and nothing is written."""
+    store = make_store(client)
+    create(store)
+    body = orjson.dumps({"version": 1, "n": 1})
+    client.set(Keys(MID).idem("seat0:old"), orjson.dumps({"status": 200, "body": orjson.Fragment(body)}))
+    assert apply(store, 0, 1, idem="seat0:old").legacy == (200, body)
+    assert store.idempotent_response(MID, "seat0:old") == (200, body)
+    assert make_store(client).snapshot(MID).version == 0
