@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import random
@@ -21,7 +22,8 @@ from pathlib import Path
 import fakeredis
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -30,6 +32,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from service.app import create_app
+from service.config import Settings
 from tests.conftest import flask_api, make_app
 from tests.http_helpers import W1_OPTIONS
 
@@ -119,11 +123,20 @@ def test_committed_openapi_covers_the_contract():
 schema = schemathesis.openapi.from_path(COMMITTED)
 
 
+def _unlimited_app():
+    """An app on the embedded store without rate limits (the fuzzing creates
+    matches far faster than any client should)."""
+    settings = dataclasses.replace(Settings.from_env(), rate_limit_enabled=False)
+    app = create_app(fakeredis.FakeRedis(), settings=settings)
+    app.config["TESTING"] = True
+    return app
+
+
 class Context:
     """An in-process app on the embedded store and real matches to aim at."""
 
     def __init__(self):
-        self.app = make_app(fakeredis.FakeRedis())
+        self.app = _unlimited_app()
         self.api = flask_api(self.app)
         self.rng = random.Random(20261129)
         self.counter = itertools.count()
@@ -184,6 +197,7 @@ def _aim(case, ctx: Context) -> None:
 CODE_STATUS = {"invalid_request": 400, "unauthenticated": 401, "forbidden": 403, "match_not_found": 404,
                "game_not_found": 404, "version_conflict": 409, "not_your_turn": 409, "match_finished": 409,
                "illegal_move": 422, "invalid_options": 422, "payload_too_large": 413, "rate_limited": 429,
+               "idempotency_key_reused": 422,
                "store_unavailable": 503}
 ROUTE_ERRORS = {404, 405}
 
@@ -211,12 +225,74 @@ CHECKS = [not_a_server_error, response_schema_conformance, status_code_conforman
           response_headers_conformance, problem_details_conformance]
 
 
+#: Examples per operation (13 operations; about 3 minutes on one core, measured 2026-12-01).
+EXAMPLES = 200
+
+
 @schema.parametrize()
-@settings(max_examples=50, deadline=None, derandomize=True,
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 def test_schemathesis(case, ctx: Context):
     _aim(case, ctx)
     case.call_and_validate(app=ctx.app, checks=CHECKS)
+
+
+# --------------------------------------------------------------------------
+# (c) hostile JSON text: what schemathesis cannot generate (it sends valid
+# JSON of Python values): integers past the 4,300-digit conversion limit,
+# lone surrogates, control characters, NaN/Infinity, numbers beyond a double,
+# deep nesting, very long strings, in every field of both bodies.
+# --------------------------------------------------------------------------
+def _text(value) -> str:
+    return json.dumps(value)
+
+
+HOSTILE = st.one_of(
+    st.integers(4301, 6000).map(lambda n: "9" * n), st.integers(4301, 6000).map(lambda n: "-" + "1" * n),
+    st.integers(20, 4300).map(lambda n: "7" * n),
+    st.sampled_from(['"\\ud800"', '"a\\udfff"', '"\\udbff\\u0041"', '{"\\udc00": 1}', '["\\ud83d"]']),
+    st.characters(max_codepoint=0x1F).map(_text), st.text(st.characters(max_codepoint=0x9F), max_size=20).map(_text),
+    st.sampled_from(["NaN", "Infinity", "-Infinity", "1e400", "-1e999", "1.5", "-0", "1E+2"]),
+    st.integers(100, 3000).map(lambda d: "[" * d + "]" * d),
+    st.integers(100, 3000).map(lambda d: '{"a":' * d + "1" + "}" * d),
+    st.integers(1000, 70000).map(lambda n: _text("x" * n)),
+    st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                 lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+                 max_leaves=6).map(_text),
+)
+
+CREATE_TEMPLATES = ['{"game":@,"players":2}', '{"game":"biberbande","players":@}',
+                    '{"game":"biberbande","players":[@,"b"]}', '{"game":"biberbande","players":2,"seed":@}',
+                    '{"game":"biberbande","players":2,"options":@}',
+                    '{"game":"biberbande","players":2,"options":{"rounds":@}}',
+                    '{"game":"biberbande","players":2,"options":{@:1}}', '@']
+MOVE_TEMPLATES = ['{"move":@}', '{"move":{"type":@}}', '{"move":{"type":"draw"},"version":@}',
+                  '{"move":{"type":"take_discard","slot":@},"version":0}', '{"move":{"type":"draw","x":@}}',
+                  '{"move":{"type":"draw"},"version":0,"extra":@}', '@']
+
+
+@pytest.fixture(scope="module")
+def hostile_target():
+    api = flask_api(_unlimited_app())
+    return api, api.create(2, seed=9)
+
+
+@given(where=st.sampled_from(["create", "move"]), index=st.integers(0, 7), value=HOSTILE)
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+def test_hostile_json_never_fails_the_server(hostile_target, where, index, value):
+    api, match = hostile_target
+    headers = {"Content-Type": "application/json"}
+    if where == "create":
+        path, template = "/v1/matches", CREATE_TEMPLATES[index % len(CREATE_TEMPLATES)]
+    else:
+        path, template = f"/v1/matches/{match.id}/moves", MOVE_TEMPLATES[index % len(MOVE_TEMPLATES)]
+        headers["Authorization"] = f"Bearer {match.token(0)}"
+    r = api.request("POST", path, data=template.replace("@", value).encode(), headers=headers)
+    assert r.status < 500, r
+    if r.status >= 400:
+        assert r.content_type == "application/problem+json", r
+        assert CODE_STATUS.get(r.json["code"]) == r.status, r
+        assert r.json["detail"], r
 
 
 def _explicit_case(path: str, method: str, **kw):
