@@ -23,6 +23,13 @@ from tests.http_helpers import Api, Match, assert_problem
 from tests.playout import play_out
 
 GAMES = [g.id for g in REGISTRY]
+
+
+@pytest.fixture(autouse=True)
+def _no_rate_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests send hundreds of requests a second from one client: they
+    measure the store, not the rate limits (whose counters share the Redis)."""
+    monkeypatch.setenv("RATE_LIMIT_ENABLED", "false")
 #: Small variants keep the test quick; bench/memory.py measures the defaults.
 OPTIONS: dict[str, dict[str, Any]] = {"biberbande": {"rounds": 1}, "biberclan": {"rounds": 1},
                                       "mein-lieber-biber": {"rounds": 1}, "thirteen-beavers": {"board": "short"}}

@@ -27,6 +27,13 @@ from tests.playout import play_out
 LIVE_KEYS = ["meta", "snap", "moves", "events", "evidx"]
 
 
+@pytest.fixture(autouse=True)
+def _no_rate_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests send hundreds of requests a second from one client: they
+    measure the store, not the rate limits (whose counters share the Redis)."""
+    monkeypatch.setenv("RATE_LIMIT_ENABLED", "false")
+
+
 def started(api: Api, moves: int = 3) -> tuple[Match, list[tuple[int, dict[str, Any]]]]:
     """A 2-seat Biberbande match with ``moves`` moves played; the rest of a
     seeded playout's moves."""
