@@ -260,8 +260,9 @@ class Lodge:
     @_store_faults
     def events(self, match_id: str, authorization: str | None, after: int, wait: float) -> dict[str, Any]:
         """Events after ``after``; waits up to ``wait`` seconds for one."""
-        meta = self.meta(match_id)
-        viewer = self.identify(meta, authorization)
+        with self.store.budget():
+            meta = self.meta(match_id)
+            viewer = self.identify(meta, authorization)
         game = self.game(meta.game)
         deadline = time.monotonic() + wait
         pause = POLL_FIRST

@@ -248,3 +248,36 @@ def test_legacy_idempotency_record_still_answers(client):
     assert apply(store, 0, 1, idem="seat0:old").legacy == (200, body)
     assert store.idempotent_response(MID, "seat0:old") == (200, body)
     assert make_store(client).snapshot(MID).version == 0
+
+
+def test_budget_stops_retries_at_the_deadline():
+    """REDIS_BUDGET: redis-py's retries end once the request's deadline has
+    passed (10 retries of a 0.2 s failure would take 2.2 s; the budget is
+    0.5 s), and no command starts after it."""
+    import time
+
+    from redis.backoff import NoBackoff
+
+    from service.store import BudgetRetry
+
+    store = Store(redis.Redis(host="127.0.0.1", port=1), ttl=TTL,
+                  settings=Settings(redis_budget=0.5))
+    assert isinstance(store.client.get_retry(), BudgetRetry), "the client's own retries respect the budget"
+    retry = BudgetRetry(NoBackoff(), 10)
+    tries = []
+
+    def fail() -> None:
+        tries.append(time.monotonic())
+        time.sleep(0.2)
+        raise redis.exceptions.TimeoutError("frozen")
+
+    t0 = time.monotonic()
+    with store.budget(), pytest.raises(redis.exceptions.TimeoutError):
+        retry.call_with_retry(fail, lambda error: None)
+    assert 0.5 <= time.monotonic() - t0 < 0.9 and len(tries) == 3, tries
+    with pytest.raises(redis.exceptions.TimeoutError, match="budget"):
+        with store.budget():
+            time.sleep(0.55)
+            retry.call_with_retry(fail, lambda error: None)
+    assert len(tries) == 3, "no try starts after the deadline"
+    assert retry.call_with_retry(lambda: 7, lambda error: None) == 7  # no budget open: plain retry
