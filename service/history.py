@@ -41,9 +41,10 @@ def replay(game: Game, meta: Meta, moves: Sequence[bytes]) -> tuple[dict[str, An
 
 @dataclass
 class History:
-    """Per-worker cache of the timelines of compacted matches (they never change)."""
+    """Per-worker cache of the timelines of compacted matches (they never
+    change); a long match's timeline holds a few thousand events."""
 
-    size: int = 256
+    size: int = 64
     _timelines: LRU[str, Timeline] = field(init=False)
 
     def __post_init__(self) -> None:

@@ -46,6 +46,8 @@ from service.config import Settings
 from service.keys import Keys
 
 T = TypeVar("T")
+#: Decoded archives of finished matches cached per worker (each up to ~100 KB).
+ARCHIVE_CACHE = 256
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,7 @@ class Store:
         self._delete = client.register_script(lua.DELETE)
         self._meta: LRU[str, Meta] = LRU(cache_size)
         self._snaps: LRU[str, Snapshot] = LRU(cache_size)
-        self._archives: LRU[str, Archive] = LRU(cache_size)
+        self._archives: LRU[str, Archive] = LRU(min(cache_size, ARCHIVE_CACHE))
         self._snap_lock = threading.Lock()
         _bound_retries(client)
 
