@@ -48,15 +48,38 @@ class Parser(ParserBase):
             return ma.missing
         data = req.get_data(cache=True)
         try:
-            return orjson.loads(data)
+            value = orjson.loads(data)
         except orjson.JSONDecodeError:
-            return strict_json(data)
+            value = strict_json(data)
+        return check_depth(data, value)
 
     def load_json_body(self, req: Any) -> Any:
         try:
             return super().load_json_body(req)
         except RecursionError:
             raise json.JSONDecodeError("JSON nested too deeply", "<nested>", 0) from None
+
+
+#: The deepest nesting a body may have (no request needs more than a few levels;
+#: orjson cannot even write back what is nested 255 deep).
+MAX_DEPTH = 64
+
+
+def check_depth(data: bytes, value: Any) -> Any:
+    """``value`` if it is nested at most ``MAX_DEPTH`` deep, else 400."""
+    if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:  # cheap bound first
+        return value
+    level = [(value, 1)]
+    while level:
+        item, depth = level.pop()
+        if depth > MAX_DEPTH and isinstance(item, (dict, list)):
+            sentence = f"the body is nested more than {MAX_DEPTH} levels deep"
+            raise ApiError("invalid_request", sentence, errors={"json": [sentence]})
+        if isinstance(item, dict):
+            level.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            level.extend((v, depth + 1) for v in item)
+    return value
 
 
 #: Python refuses to convert longer integer literals (``sys.get_int_max_str_digits``).
@@ -168,7 +191,8 @@ class Blueprint(flask_smorest.Blueprint):
                 try:
                     if not is_json_request(request):
                         raise ValueError("not JSON")
-                    parsed = schema.load(orjson.loads(request.get_data(cache=True)))
+                    data = request.get_data(cache=True)
+                    parsed = schema.load(check_depth(data, orjson.loads(data)))
                 except (ValueError, ma.ValidationError):  # orjson's error is a ValueError
                     parsed = parser.parse(schema, request, location="json")
                 return func(*args, parsed, **kwargs)

@@ -48,6 +48,7 @@ MOVE_BODIES = [
     ('{"move":{"type":"draw","x":"\\ud800"},"version":0}', 400, "invalid_request"),
     ('{"move":{"type":"draw"},"version":0,"z":@}'.replace("@", DEEP), 400, "invalid_request"),
     ('{"move":{"type":"dr\\u0000aw"},"version":0}', 422, "illegal_move"),
+    ('{"move":{"type":"take_discard","slot":' + '{"a":' * 300 + "1" + "}" * 300 + "}}", 400, "invalid_request"),
     ('{"move":{"type":"@"},"version":0}'.replace("@", ("z" * 60000)), 422, "illegal_move"),
 ]
 
