@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from service.cors import parse_origins
 
 
 def _int(env: dict[str, str], name: str, default: int) -> int:
@@ -24,7 +26,8 @@ class Settings:
     one for several workers).  ``MATCH_TTL``: seconds of inactivity before a
     match expires.  ``MATCH_CACHE_SIZE``: matches cached per worker.
     ``REDIS_TIMEOUT``:
-    socket timeout, seconds.
+    socket timeout, seconds.  ``CORS_ORIGINS``: origins allowed to call
+    from a browser (comma list, default ``*``).
     """
 
     redis_url: str | None = None
@@ -33,6 +36,7 @@ class Settings:
     max_body: int = 64 * 1024
     redis_timeout: float = 5.0
     retry_after: int = 1
+    cors_origins: list[str] = field(default_factory=lambda: ["*"])
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
@@ -42,4 +46,5 @@ class Settings:
             match_ttl=_int(env, "MATCH_TTL", cls.match_ttl),
             cache_size=_int(env, "MATCH_CACHE_SIZE", cls.cache_size),
             redis_timeout=float(env.get("REDIS_TIMEOUT") or cls.redis_timeout),
+            cors_origins=parse_origins(env.get("CORS_ORIGINS")),
         )

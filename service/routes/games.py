@@ -5,6 +5,7 @@ from flask.views import MethodView
 
 from service.api import Blueprint, json_response
 from service.context import lodge
+from service.game_schemas import catalogue_entry
 from service.schemas import GameSchema, GamesSchema
 
 blp = Blueprint("games", __name__, url_prefix="/v1/games",
@@ -16,7 +17,7 @@ class Games(MethodView):
     @blp.response(200, GamesSchema)
     def get(self):
         """Every game of the catalogue"""
-        return json_response({"games": lodge().catalogue()})
+        return json_response({"games": [catalogue_entry(g) for g in lodge().catalogue()]})
 
 
 @blp.route("/<string:game>")
@@ -25,4 +26,4 @@ class GameEntry(MethodView):
     @blp.problems("game_not_found")
     def get(self, game: str):
         """One game of the catalogue"""
-        return json_response(lodge().game(game).catalogue())
+        return json_response(catalogue_entry(lodge().game(game).catalogue()))
