@@ -119,6 +119,7 @@ def components(game_id: str, view: Schema) -> dict[str, Schema]:
     props["game"] = enum(game_id)
     props["players"] = array(ref(f"{p}Player"), description="per seat: seat, name and public game fields")
     props["board"] = ref(f"{p}Board")
+    props["result"] = {"oneOf": [ref("Result")], "nullable": True, "description": "null until the match is finished"}
     out[f"{p}View"] = {**view, "properties": props, "description": f"The match as the caller may see it: {game_id}"}
     return out
 
@@ -145,6 +146,8 @@ def document(spec: Any, game_ids: list[str]) -> None:
     schemas["View"] = {"oneOf": list(views.values()), "description": view.get("description", ""),
                        "discriminator": {"propertyName": "game",
                                          "mapping": {g: r["$ref"] for g, r in views.items()}}}
+    for holder in ("CreatedMatch", "MoveResult"):  # a plain $ref: code generators keep the union whole
+        schemas[holder]["properties"]["state"] = ref("View")
     any_move = {"anyOf": [ref(n["move"]) for n in names.values()]}
     request_move = schemas["MoveRequest"]["properties"]["move"]
     schemas["MoveRequest"]["properties"]["move"] = {
