@@ -13,7 +13,7 @@ from redis.retry import Retry
 from flask import Flask, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from service import cors, docs_ui, errors, game_schemas, metrics
+from service import bodies, cors, docs_ui, errors, game_schemas, metrics
 from service.api import Api
 from service.config import Settings
 from service.context import EXTENSION
@@ -84,6 +84,7 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     errors.register(app, settings.retry_after)
     metrics.instrument(app)
     app.before_request(_limit_streamed_body)
+    bodies.install(app)
     return app
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import secrets
 import time
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -18,7 +19,7 @@ from engine.core import (FINISHED, Game, GameError, IllegalMove, InvalidOptions,
                          NotYourTurn, SEED_MAX, SPECTATOR_VIEWER, Viewer)
 
 from service import auth, metrics
-from service.errors import ApiError
+from service.errors import ApiError, clip, clip_echoes
 from service.store import Meta, Snapshot, Store, encode_record
 
 MAX_NAME = 64
@@ -43,7 +44,7 @@ class Lodge:
         game = self.registry.get(game_id)
         if game is None:
             known = ", ".join(g.id for g in self.registry)
-            raise ApiError("game_not_found", f"there is no game {game_id!r}; known games: {known}")
+            raise ApiError("game_not_found", f"there is no game {clip(game_id)!r}; known games: {known}")
         return game
 
     def catalogue(self) -> list[dict[str, Any]]:
@@ -79,7 +80,7 @@ class Lodge:
         try:
             state, events, resolved = game.create(names, seed, options)
         except InvalidOptions as exc:
-            raise ApiError("invalid_options", exc.detail) from None
+            raise ApiError("invalid_options", clip_echoes(exc.detail, options)) from None
         while True:
             match_id = auth.new_match_id()
             tokens = [auth.new_token(match_id) for _ in names]
@@ -243,7 +244,7 @@ def _try_move(game: Game, snap: Snapshot, seat: int, move: dict[str, Any],
     try:
         return game.play(snap.state, seat, move)
     except GameError as exc:
-        return ApiError(_GAME_ERRORS.get(type(exc), "illegal_move"), exc.detail)
+        return ApiError(_GAME_ERRORS.get(type(exc), "illegal_move"), clip_echoes(exc.detail, move))
 
 
 def _replayed(replay: tuple[int, bytes]) -> tuple[int, bytes, int]:
@@ -280,4 +281,10 @@ def _names(game: Game, players: Any) -> list[str]:
     for name in players:
         if not name.strip() or len(name) > MAX_NAME:
             raise ApiError("invalid_options", f"a player name must be 1…{MAX_NAME} characters, not blank")
+        if any(unicodedata.category(ch) == "Cc" for ch in name):
+            raise ApiError("invalid_options", f"player name {clip(name)!r} contains a control character "
+                           "(such as NUL, tab or newline); names are printable text")
+    if len(set(players)) < len(players):
+        twice = next(n for i, n in enumerate(players) if n in players[:i])
+        raise ApiError("invalid_options", f"player names must differ; {clip(twice)!r} is given twice")
     return list(players)
