@@ -59,7 +59,7 @@ OUTAGE_REPLIES = ("OOM", "READONLY", "MASTERDOWN", "LOADING", "BUSY", "TRYAGAIN"
 MAX_ECHO = 80
 MAX_WORD = 100
 MAX_DETAIL = 500
-_LONG_WORD = re.compile(r"\S{%d,}" % (MAX_WORD + 1))
+_LONG_WORD = re.compile(r"\S{" + str(MAX_WORD + 1) + ",}")
 
 
 def clip(text: str, limit: int = MAX_ECHO) -> str:

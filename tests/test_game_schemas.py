@@ -88,7 +88,7 @@ def test_random_matches_match_the_game_schemas(game: str, components: dict[str, 
     for k, (n, options) in enumerate(SETUPS[game] * 4):
         seed = 1000 + k
 
-        def check(step: Any) -> None:
+        def check(step: Any, n: int = n) -> None:
             state = step.after
             for viewer in viewers(n):
                 view = {"match_id": "m", "game": game, "version": 0, "viewer": viewer.to_json(),
