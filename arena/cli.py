@@ -11,7 +11,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import orjson
 
@@ -174,7 +174,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 RECORD_KEYS = ("game", "players", "seed", "options", "moves", "result")
 
 
-def load_record(path: Path) -> dict:
+def load_record(path: Path) -> dict[str, Any]:
     """A kept match record (a tournament's file or a bare GET record);
     ValueError with one line saying what is wrong with the file."""
     try:
