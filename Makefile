@@ -8,7 +8,15 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 export HOST PORT
 
-.PHONY: install run lint test test-fast openapi bench bench-arena bench-memory redis-server clean
+CLIENT := clients/typescript
+NODE_STAMP := $(CLIENT)/node_modules/.package-lock.json
+
+.DEFAULT_GOAL := help
+.PHONY: help install run lint test openapi ts-client ts-client-generate npm-ci bench bench-arena bench-memory redis-server browser clean
+
+## List the targets with what they do.
+help:
+	@awk '/^## /{doc=substr($$0,4);next} /^[a-zA-Z_-]+:/{if(doc){split($$0,t,":");printf "  make %-20s %s\n",t[1],doc};doc="";next} {doc=""}' $(MAKEFILE_LIST)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,13 +55,41 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-## The whole suite, against the embedded store and a real redis-server.
-test: $(STAMP) redis-server
+## chromium and chromium-driver from Debian's packages (the browser tests drive them headless).
+browser:
+	@{ command -v chromium && command -v chromedriver; } >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing Debian's chromium and chromium-driver packages"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	  else \
+	    echo "chromium is missing: run 'sudo apt-get install chromium chromium-driver'" >&2; exit 1; \
+	  fi; }
+
+## The TypeScript client's npm packages, exactly as package-lock.json pins them (npm ci).
+npm-ci:
+	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 20 or newer" >&2; exit 1; }
+	cd $(CLIENT) && npm ci --no-audit --no-fund
+
+$(NODE_STAMP): $(CLIENT)/package-lock.json
+	$(MAKE) npm-ci
+
+## Build the TypeScript client's bundles with esbuild (clients/typescript/dist/: browser and Node).
+ts-client: $(NODE_STAMP)
+	cd $(CLIENT) && npm run build
+
+## Regenerate clients/typescript/src/schema.d.ts from openapi/openapi.json (openapi-typescript).
+ts-client-generate: $(NODE_STAMP)
+	cd $(CLIENT) && npm run generate
+
+## The whole suite (embedded store, real redis-server, headless Chromium, the TS client in Node).
+test: $(STAMP) redis-server browser npm-ci
+	cd $(CLIENT) && npm run build
 	$(BIN)/python -m pytest -n 2 -p no:cacheprovider
 
-## Regenerate the committed contract from the code.
-openapi: $(STAMP)
+## Regenerate the committed contract from the code, and the TS client's types from it.
+openapi: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m service.openapi > openapi/openapi.json
+	cd $(CLIENT) && npm run generate
 
 ## Engine and HTTP benchmarks (not part of the tests).
 bench: $(STAMP) redis-server
@@ -67,5 +103,6 @@ bench-arena: $(STAMP) redis-server
 bench-memory: $(STAMP) redis-server
 	$(BIN)/python -m bench.memory
 
+## Remove the venv, caches, the TS client's node_modules and dist, test artefacts.
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis $(CLIENT)/node_modules $(CLIENT)/dist test-artifacts

@@ -7,10 +7,12 @@ after itself.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -53,7 +55,14 @@ def _timeout(text: str) -> float | None:
     return None if seconds <= 0 else seconds
 
 
+def _default_url() -> str:
+    """``LODGE_URL`` from the environment, else the local ``make run``."""
+    return os.environ.get("LODGE_URL") or DEFAULT_URL
+
+
 def parser() -> argparse.ArgumentParser:
+    url = _default_url()
+    url_help = f"Lodge server (default: $LODGE_URL, else {DEFAULT_URL}, where `make run` serves; now {url})"
     top = argparse.ArgumentParser(
         prog="lodge-arena", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Tournaments, single matches and replays against a Lodge server.",
@@ -61,7 +70,7 @@ def parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--url", default=DEFAULT_URL, help=f"Lodge server (default {DEFAULT_URL}, `make run`)")
+        p.add_argument("--url", default=url, help=url_help)
         p.add_argument("--bot", dest="bots", action="append", type=_entrant, metavar="NAME=KIND",
                        help="an entrant: NAME=random, NAME=heuristic or NAME=cmd:\"program args\" "
                             "(repeat; default: random and heuristic)")
@@ -90,7 +99,7 @@ def parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("replay", help="replay kept match records and check their results")
     r.add_argument("records", nargs="+", type=Path)
-    r.add_argument("--url", default=DEFAULT_URL)
+    r.add_argument("--url", default=url, help=url_help)
     return top
 
 
@@ -101,7 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return {"tournament": cmd_tournament, "play": cmd_play, "replay": cmd_replay}[args.command](args)
     except Unreachable:
-        print(f"lodge-arena: no Lodge server answers at {args.url}; start one with `make run`", file=sys.stderr)
+        print(f"lodge-arena: no Lodge server answers at {args.url}; start one with `make run`, "
+              "or name a running one with --url or LODGE_URL", file=sys.stderr)
         return 1
     except (ValueError, LodgeError) as exc:
         print(f"lodge-arena: {exc}", file=sys.stderr)
@@ -162,12 +172,30 @@ def cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
+RECORD_KEYS = ("game", "players", "seed", "options", "moves", "result")
+
+
+def load_record(path: Path) -> dict[str, Any]:
+    """A kept match record (a tournament's file or a bare GET record);
+    ValueError with one line saying what is wrong with the file."""
+    try:
+        kept = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not JSON ({exc}); expected a match record") from None
+    record = kept.get("record", kept) if isinstance(kept, dict) else None
+    if not isinstance(record, dict) or any(key not in record for key in RECORD_KEYS):
+        raise ValueError(f"{path} is not a match record: it needs " + ", ".join(RECORD_KEYS)
+                         + " (as GET /v1/matches/{id}/record returns them)")
+    return record
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     failed = 0
+    records = [(path, load_record(path)) for path in args.records]  # every file checked before any replay
     with LodgeClient(args.url) as client:
-        for path in args.records:
-            kept = orjson.loads(path.read_bytes())
-            record = kept.get("record", kept)  # a tournament's file or a bare GET record
+        for path, record in records:
             again = replay(client, record)
             same = again == record["result"]
             failed += not same

@@ -39,6 +39,14 @@ threads = int(os.environ.get("THREADS", "64"))
 timeout = 30
 graceful_timeout = 30
 keepalive = 5
+# Request size limits, explicit (gunicorn's defaults): a request line over
+# 4094 bytes is 414, more than 100 header fields or one over 8190 bytes is 431.
+# gunicorn answers those itself, before the app; ``on_starting`` makes those
+# answers problem+json (service/server_errors.py).  The body limit (64 KiB,
+# 413) is the app's.
+limit_request_line = 4094
+limit_request_fields = 100
+limit_request_field_size = 8190
 accesslog = os.environ.get("ACCESS_LOG") or None
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info")
@@ -57,6 +65,9 @@ _metrics_dir_owned: str | None = None
 def on_starting(server) -> None:
     """In the master, before any worker: metrics directory, embedded store."""
     global _embedded, _metrics_dir_owned
+    from service import server_errors
+
+    server_errors.install()  # gunicorn's own 400/414/431 as problem+json, inherited by the workers
     metrics_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if not metrics_dir:
         metrics_dir = _metrics_dir_owned = tempfile.mkdtemp(prefix="lodge-metrics-")

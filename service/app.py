@@ -13,7 +13,7 @@ from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from service import errors, limits, metrics
+from service import bodies, cors, docs_ui, errors, game_schemas, limits, metrics
 from service.api import Api
 from service.config import Settings
 from service.context import EXTENSION
@@ -55,8 +55,7 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
         OPENAPI_VERSION="3.0.3",
         OPENAPI_URL_PREFIX="/",
         OPENAPI_JSON_PATH="openapi.json",
-        OPENAPI_SWAGGER_UI_PATH="docs",
-        OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
+        **docs_ui.CONFIG,
         API_SPEC_OPTIONS={
             "info": {"description": API_DESCRIPTION},
             "components": {"securitySchemes": {"bearer": {
@@ -71,10 +70,14 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     for blueprint in (games.blp, matches.blp, ops.blp):
         api.register_blueprint(blueprint)
     _document_doc_routes(api)
+    game_schemas.document(api.spec, [g.id for g in registry])
+    docs_ui.install(app)
+    cors.install(app, settings.cors_origins)
     errors.register(app, settings.retry_after)
     limits.install(app, redis_client, settings)
     metrics.instrument(app)
     app.before_request(_limit_streamed_body)
+    bodies.install(app)
     return app
 
 

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from service.cors import parse_origins
 
 
 def _number(env: Mapping[str, str], name: str, default: float, kind: type[float] | type[int]) -> float:
@@ -45,6 +47,8 @@ class Settings:
     ``MAX_BODY``: the largest request body in bytes (larger: 413).
     ``REDIS_TIMEOUT``: socket timeout, seconds.  ``RETRY_AFTER``: the
     ``Retry-After`` seconds of a 503 ``store_unavailable``.
+    ``CORS_ORIGINS`` (``cors_origins``): origins allowed to call from a
+    browser (comma list, default ``*``).
     """
 
     redis_url: str | None = None
@@ -69,6 +73,8 @@ class Settings:
     trusted_proxies: int = 0
     #: ``MAX_WAITS_PER_CLIENT``: concurrent long-polls per client and worker (0: no cap).
     max_waits_per_client: int = 8
+    #: ``CORS_ORIGINS``: origins allowed to call from a browser (``*``: any).
+    cors_origins: list[str] = field(default_factory=lambda: ["*"])
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -88,4 +94,5 @@ class Settings:
             rate_limit_create=env.get("RATE_LIMIT_CREATE") or cls.rate_limit_create,
             trusted_proxies=_int(env, "TRUSTED_PROXIES", cls.trusted_proxies),
             max_waits_per_client=_int(env, "MAX_WAITS_PER_CLIENT", cls.max_waits_per_client),
+            cors_origins=parse_origins(env.get("CORS_ORIGINS")),
         )

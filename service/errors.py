@@ -11,6 +11,7 @@ Every error response is ``application/problem+json``::
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import orjson
@@ -54,6 +55,42 @@ OUTAGE_REPLIES = ("OOM", "READONLY", "MASTERDOWN", "LOADING", "BUSY", "TRYAGAIN"
                   "NOREPLICAS", "NOTREADY")
 
 
+#: Echoed client input is cut to this many characters (plus "…") in ``detail``;
+#: as a net, so is any run without spaces over MAX_WORD, and the whole sentence
+#: to MAX_DETAIL.
+MAX_ECHO = 80
+MAX_WORD = 100
+MAX_DETAIL = 500
+_LONG_WORD = re.compile(r"\S{" + str(MAX_WORD + 1) + ",}")
+
+
+def clip(text: str, limit: int = MAX_ECHO) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def clip_echoes(detail: str, given: Any) -> str:
+    """``detail`` with every long string of the client's ``given`` input
+    (keys and values, at any depth) cut where it is quoted back."""
+    for text in sorted(_long_strings(given), key=len, reverse=True):
+        detail = detail.replace(repr(text), repr(clip(text))).replace(text, clip(text))
+    return detail
+
+
+def _long_strings(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return {value} if len(value) > MAX_ECHO else set()
+    if isinstance(value, dict):
+        return set().union(*(_long_strings(k) | _long_strings(v) for k, v in value.items()))
+    if isinstance(value, list):
+        return set().union(*(_long_strings(v) for v in value))
+    return set()
+
+
+def _short_detail(detail: str) -> str:
+    return clip(_LONG_WORD.sub(lambda m: clip(m.group(0)), detail), MAX_DETAIL)
+
+
 class ApiError(Exception):
     """An error response: raise it anywhere in a request."""
 
@@ -75,7 +112,7 @@ def problem(code: str, detail: str, *, headers: dict[str, str] | None = None,
     """A problem+json response for ``code``."""
     status, title = CODES[code]
     body = {"type": TYPE_PREFIX + code, "title": title, "status": status,
-            "detail": detail, "code": code, **extra}
+            "detail": _short_detail(detail), "code": code, **extra}
     return Response(orjson.dumps(body), status=status, headers=headers,
                     content_type=PROBLEM_JSON)
 
@@ -89,7 +126,9 @@ def _field_errors(error: HTTPException) -> dict[str, Any] | None:
     if isinstance(messages, dict) and len(messages) == 1:
         (only,) = messages.values()
         if isinstance(only, dict):
-            return only
+            messages = only
+    if isinstance(messages, dict):  # unknown field names are the client's
+        messages = {clip(str(k)): v for k, v in messages.items()}
     return messages
 
 

@@ -20,6 +20,7 @@ import logging
 import re
 import secrets
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -40,7 +41,7 @@ from engine.core import (
     Viewer,
 )
 from service import auth, metrics
-from service.errors import ApiError
+from service.errors import ApiError, clip, clip_echoes
 from service.history import History, replay, stamp
 from service.schemas import MAX_NAME
 from service.store import Archive, DamagedMatch, Meta, Snapshot, Store, WriteUnsettled, fingerprint
@@ -94,7 +95,7 @@ class Lodge:
         game: Game | None = self.registry.get(game_id)
         if game is None:
             known = ", ".join(g.id for g in self.registry)
-            raise ApiError("game_not_found", f"there is no game {game_id!r}; known games: {known}")
+            raise ApiError("game_not_found", f"there is no game {clip(game_id)!r}; known games: {known}")
         return game
 
     def catalogue(self) -> list[dict[str, Any]]:
@@ -130,7 +131,7 @@ class Lodge:
         try:
             state, events, resolved = game.create(names, seed, options)
         except InvalidOptions as exc:
-            raise ApiError("invalid_options", exc.detail) from None
+            raise ApiError("invalid_options", clip_echoes(exc.detail, options)) from None
         while True:
             match_id = auth.new_match_id()
             tokens = [auth.new_token(match_id) for _ in names]
@@ -342,7 +343,7 @@ def _try_move(game: Game, snap: Snapshot, seat: int, move: dict[str, Any],
     try:
         return game.play(snap.state, seat, move)
     except GameError as exc:
-        return ApiError(_GAME_ERRORS.get(type(exc), "illegal_move"), exc.detail)
+        return ApiError(_GAME_ERRORS.get(type(exc), "illegal_move"), clip_echoes(exc.detail, move))
 
 
 _ETAG = re.compile(r'\s*(?:W/)?"(-?\d{1,18})"\s*')
@@ -397,4 +398,10 @@ def _names(game: Game, players: Any) -> list[str]:
     for name in players:
         if not name.strip() or len(name) > MAX_NAME:
             raise ApiError("invalid_options", f"a player name must be 1…{MAX_NAME} characters, not blank")
+        if any(unicodedata.category(ch) == "Cc" for ch in name):
+            raise ApiError("invalid_options", f"player name {clip(name)!r} contains a control character "
+                           "(such as NUL, tab or newline); names are printable text")
+    if len(set(players)) < len(players):
+        twice = next(n for i, n in enumerate(players) if n in players[:i])
+        raise ApiError("invalid_options", f"player names must differ; {clip(twice)!r} is given twice")
     return list(players)

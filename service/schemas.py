@@ -110,6 +110,13 @@ class OptionSchema(ma.Schema):
     items = fields.List(fields.String(), metadata={"description": "permutation options: the items to order"})
 
 
+class MoveTypeSchema(ma.Schema):
+    """One move type of a game and the fields a move of it carries."""
+
+    type = fields.String(required=True)
+    fields_ = fields.List(fields.String(), required=True, data_key="fields")
+
+
 class GameSchema(ma.Schema):
     id = fields.String(required=True)
     title = fields.String(required=True)
@@ -117,6 +124,9 @@ class GameSchema(ma.Schema):
     min_players = fields.Integer(required=True)
     max_players = fields.Integer(required=True)
     options = fields.List(fields.Nested(OptionSchema), required=True)
+    moves = fields.List(fields.Nested(MoveTypeSchema), metadata={"description": "every move type of the game"})
+    schemas = fields.Dict(keys=fields.String(), values=fields.String(), metadata={
+        "description": "names of the game's components in this document: `move`, `view`, `event`"})
 
 
 class GamesSchema(ma.Schema):

@@ -1,0 +1,42 @@
+/**
+ * Lodge's typed client: openapi-fetch over the types openapi-typescript
+ * generates from openapi/openapi.json (src/schema.d.ts, never edited by hand).
+ *
+ *   const lodge = createLodge("http://127.0.0.1:8000");
+ *   const { data, error, response } = await lodge.GET("/v1/matches/{match_id}", {
+ *     params: { path: { match_id } }, headers: bearer(token) });
+ *
+ * Every call resolves to `{ data }` on 2xx or `{ error }` (a Problem) otherwise.
+ */
+import createClient, { type Client, type ClientOptions } from "openapi-fetch";
+import type { components, paths } from "./schema";
+
+export type { components, paths };
+export type Schemas = components["schemas"];
+export type View = Schemas["View"];
+export type Problem = Schemas["Problem"];
+export type Event = Schemas["Event"];
+export type Move = Schemas["LegalMoves"]["moves"][number];
+export type Game = Schemas["Game"];
+export type Lodge = Client<paths>;
+
+/** A client for the Lodge server at `baseUrl` (e.g. "http://127.0.0.1:8000"). */
+export function createLodge(baseUrl: string, options: Omit<ClientOptions, "baseUrl"> = {}): Lodge {
+  return createClient<paths>({ ...options, baseUrl: baseUrl.replace(/\/+$/, "") });
+}
+
+/** The `Authorization` header of a seat or admin token. */
+export function bearer(token: string): { Authorization: string } {
+  return { Authorization: `Bearer ${token}` };
+}
+
+/** The version an `ETag: "<version>"` header names, or null. */
+export function etagVersion(response: Response): number | null {
+  const match = /^\s*(?:W\/)?"(-?\d+)"\s*$/.exec(response.headers.get("ETag") ?? "");
+  return match ? Number(match[1]) : null;
+}
+
+/** A fresh Idempotency-Key for one move. */
+export function idempotencyKey(): string {
+  return globalThis.crypto.randomUUID();
+}
