@@ -65,7 +65,7 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]  # the DefaultJSONProvider
     app.extensions[EXTENSION] = Lodge(Store(redis_client, ttl=settings.match_ttl,
-                                            cache_size=settings.cache_size), registry)
+                                            cache_size=settings.cache_size, settings=settings), registry)
     api = Api(app)
     for blueprint in (games.blp, matches.blp, ops.blp):
         api.register_blueprint(blueprint)

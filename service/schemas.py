@@ -226,6 +226,8 @@ class RecordSchema(ma.Schema):
 
 class StatusSchema(ma.Schema):
     status = fields.String(required=True, metadata={"example": "ok"})
+    warning = fields.String(metadata={"description": "readiness only: a store setting to fix, e.g. a "
+                                                     "maxmemory-policy that can evict matches"})
 
 
 class ProblemSchema(ma.Schema):

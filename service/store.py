@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import hashlib
+import json
 import secrets
 import threading
 import time
@@ -452,7 +453,11 @@ def _bound_retries(client: Any) -> None:
 
 def fingerprint(seat: int, move: dict[str, Any], version: int | None) -> str:
     """A short hash of a move request: what an idempotency key must repeat."""
-    canonical = orjson.dumps({"seat": seat, "move": move, "version": version}, option=orjson.OPT_SORT_KEYS)
+    request = {"seat": seat, "move": move, "version": version}
+    try:
+        canonical = orjson.dumps(request, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # an integer beyond 64 bits (the fallback parser reads any size)
+        canonical = json.dumps(request, sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(canonical).hexdigest()[:16]
 
 

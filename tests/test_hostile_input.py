@@ -31,7 +31,7 @@ CREATE_BODIES = [
     ('{"game":"\\ud800","players":2}', 400, "invalid_request"),
     ('{"game":"biberbande","players":2,"options":{"\\udc00":1}}', 400, "invalid_request"),
     ('{"game":"biberbande","players":2,"options":@}'.replace("@", DEEP), 400, "invalid_request"),
-    ('{"game":"biberbande","players":["\\u0000","\\u001b[31m"]}', 201, None),
+    ('{"game":"biberbande","players":["\\u0000","\\u001b[31m"]}', 422, "invalid_options"),
     ('{"game":"@","players":2}'.replace("@", ("x" * 60000)), 404, "game_not_found"),
     ('{"game":"biberbande","players":["@","b"]}'.replace("@", ("y" * 60000)), 422, "invalid_options"),
 ]

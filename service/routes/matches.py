@@ -111,8 +111,8 @@ class Moves(MethodView):
     @blp.response(200, MoveResultSchema, description="Applied: new version, events and the caller's view",
                   headers=ETAG_HEADER)
     @blp.problems("invalid_request", "unauthenticated", "forbidden", "match_not_found", "version_conflict",
-                  "not_your_turn", "match_finished", "payload_too_large", "illegal_move", "rate_limited",
-                  "store_unavailable")
+                  "not_your_turn", "match_finished", "payload_too_large", "illegal_move",
+                  "idempotency_key_reused", "rate_limited", "store_unavailable")
     def post(self, query: dict[str, Any], headers: dict[str, Any], body: dict[str, Any], match_id: str) -> Response:
         """Apply one move
 

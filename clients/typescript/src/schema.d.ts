@@ -872,7 +872,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem details; `code`: `illegal_move` */
+                /** @description Problem details; `code`: `illegal_move`, `idempotency_key_reused` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2553,6 +2553,8 @@ export interface components {
         Status: {
             /** @example ok */
             status: string;
+            /** @description readiness only: a store setting to fix, e.g. a maxmemory-policy that can evict matches */
+            warning?: string;
         };
         ThirteenBeaversBoard: {
             active: {
