@@ -15,9 +15,14 @@ gunicorn server.
   own short-lived instances (store outages, the embedded-store deployment).
 
 Everything started here is stopped by PID, never by name.
+
+Per-client limits are off in every app and server the tests start (one test
+process is one client playing thousands of moves a second): the limits' own
+tests (``test_rate_limits.py``, ``test_faults.py``) switch them on explicitly.
 """
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +33,9 @@ import pytest
 from devtools import servers
 from devtools.servers import free_port, stop_process
 from tests.http_helpers import W1_OPTIONS, Api, Match, Resp
+
+os.environ.setdefault("RATE_LIMIT_ENABLED", "false")
+os.environ.setdefault("MAX_WAITS_PER_CLIENT", "0")
 
 
 # --------------------------------------------------------------------------
