@@ -34,6 +34,11 @@ class Settings:
     ``MAX_BODY``: the largest request body in bytes (larger: 413).
     ``REDIS_TIMEOUT``: socket timeout, seconds.  ``RETRY_AFTER``: the
     ``Retry-After`` seconds of a 503 ``store_unavailable``.
+    ``STREAM_KEEPALIVE``: seconds between keep-alives on an idle stream.
+    ``STREAM_MAX``: seconds after which the server ends a stream (the client
+    resumes with ``Last-Event-ID``; this spreads streams over instances).
+    ``NOTIFY_SAFETY``: seconds between the safety re-reads of watched matches
+    (:mod:`service.notify`).
     """
 
     redis_url: str | None = None
@@ -42,6 +47,9 @@ class Settings:
     max_body: int = 64 * 1024
     redis_timeout: float = 5.0
     retry_after: int = 1
+    stream_keepalive: float = 15.0
+    stream_max: float = 3600.0
+    notify_safety: float = 5.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -53,4 +61,7 @@ class Settings:
             max_body=_int(env, "MAX_BODY", cls.max_body),
             redis_timeout=_number(env, "REDIS_TIMEOUT", cls.redis_timeout, float),
             retry_after=_int(env, "RETRY_AFTER", cls.retry_after),
+            stream_keepalive=_number(env, "STREAM_KEEPALIVE", cls.stream_keepalive, float),
+            stream_max=_number(env, "STREAM_MAX", cls.stream_max, float),
+            notify_safety=_number(env, "NOTIFY_SAFETY", cls.notify_safety, float),
         )

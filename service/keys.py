@@ -18,6 +18,10 @@ idem:<k>  string  JSON ``{"status", "body"}`` of the first response to key k
 
 Every write sets the TTL of every key of the match (``MATCH_TTL``), so a match
 expires after that long without a write.
+
+A move and a delete also ``SPUBLISH`` the new version (-1: deleted) on the
+channel ``lodge:{<match_id>}:changed`` (:attr:`Keys.changed`; same hash tag,
+so the same shard), from inside their script (see :mod:`service.notify`).
 """
 from __future__ import annotations
 
@@ -56,6 +60,11 @@ class Keys:
     @property
     def idems(self) -> str:
         return self._base + "idems"
+
+    @property
+    def changed(self) -> str:
+        """The pub/sub channel announcing the match's changes (not a key)."""
+        return self._base + "changed"
 
     def idem(self, key: str) -> str:
         """Idempotency record ``key`` (the service makes it ``<scope>:<client key>``)."""
@@ -135,6 +144,7 @@ end
 for i = 1, 6 do
   redis.call('EXPIRE', KEYS[i], ttl)
 end
+redis.pcall('SPUBLISH', string.sub(KEYS[1], 1, -5) .. 'changed', v)  -- meta -> changed: service.notify
 return {'ok', v}
 """
 
@@ -168,5 +178,7 @@ local n = 0
 for _, key in ipairs(redis.call('SMEMBERS', KEYS[6])) do
   n = n + redis.call('DEL', key)
 end
-return n + redis.call('DEL', unpack(KEYS))
+n = n + redis.call('DEL', unpack(KEYS))
+redis.pcall('SPUBLISH', string.sub(KEYS[1], 1, -5) .. 'changed', -1)  -- meta -> changed: service.notify
+return n
 """

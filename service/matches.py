@@ -31,13 +31,12 @@ from engine.core import (
 )
 from service import auth, metrics
 from service.errors import ApiError
+from service.notify import Notifier
 from service.schemas import MAX_NAME
 from service.store import Meta, Snapshot, Store, encode_record
 
 #: CAS attempts for a move without an explicit version before answering 409.
 MAX_ATTEMPTS = 8
-#: Long-poll: first and longest pause between two looks at the store.
-POLL_FIRST, POLL_MAX = 0.02, 0.25
 
 _GAME_ERRORS: dict[type[GameError], str] = {
     MatchFinished: "match_finished", NotYourTurn: "not_your_turn", IllegalMove: "illegal_move"}
@@ -45,10 +44,12 @@ _GAME_ERRORS: dict[type[GameError], str] = {
 
 @dataclass(frozen=True)
 class Lodge:
-    """What a request needs: the store and the game registry."""
+    """What a request needs: the store, the game registry and the change
+    notifications that wake long-polls and streams."""
 
     store: Store
     registry: Any
+    notifier: Notifier
 
     # --- lookups -----------------------------------------------------------
     def game(self, game_id: str) -> Game:
@@ -196,19 +197,21 @@ class Lodge:
         meta = self.meta(match_id)
         viewer = self.identify(meta, authorization)
         game = self.game(meta.game)
-        deadline = time.monotonic() + wait
-        pause = POLL_FIRST
-        while True:
-            found = self.store.events_since(match_id, after)
-            if found is None:
-                raise _not_found(match_id)
-            version, raw = found
-            left = deadline - time.monotonic()
-            if raw or left <= 0:
-                break
-            time.sleep(min(pause, left))
-            pause = min(pause * 2, POLL_MAX)
+        version, raw = self._events_since(match_id, after)
+        if not raw and wait > 0:
+            deadline = time.monotonic() + wait
+            with self.notifier.watch(match_id) as waiter:  # woken on changes (service.notify)
+                while not raw and (left := deadline - time.monotonic()) > 0:
+                    waiter.seen = version
+                    waiter.wait(left)
+                    version, raw = self._events_since(match_id, after)
         return {"version": version, "events": redact(game, [orjson.loads(e) for e in raw], viewer)}
+
+    def _events_since(self, match_id: str, after: int) -> tuple[int, list[bytes]]:
+        found = self.store.events_since(match_id, after)
+        if found is None:
+            raise _not_found(match_id)
+        return found
 
     def record(self, match_id: str, authorization: str | None) -> dict[str, Any]:
         """The game record: admin any time, anyone once the match is finished."""

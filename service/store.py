@@ -193,6 +193,13 @@ class Store:
             return None
         return int(reply[0]), list(reply[1])
 
+    def versions(self, match_ids: list[str]) -> list[int | None]:
+        """The current version of each match (None: gone), in one round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        for match_id in match_ids:
+            pipe.hget(Keys(match_id).snap, "v")
+        return [None if v is None else int(v) for v in pipe.execute()]
+
     def record(self, match_id: str) -> tuple[Snapshot, list[bytes]] | None:
         """Current snapshot and the raw move log, read in one transaction."""
         k = Keys(match_id)
