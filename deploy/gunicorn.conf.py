@@ -1,9 +1,19 @@
 """Gunicorn settings for Lodge: ``gunicorn -c deploy/gunicorn.conf.py 'service.app:create_app()'``.
 
 Environment: ``HOST``/``PORT`` (default 127.0.0.1:8000), ``WEB_CONCURRENCY``
-(workers, default 4), ``THREADS`` (per worker, default 64: long-polls hold a
-thread each), ``REDIS_URL`` (unset: an embedded store, see below),
-``PROMETHEUS_MULTIPROC_DIR`` (default: a fresh temporary directory).
+(workers, default 4), ``WORKER_CLASS`` (default ``gevent``; ``gthread`` is the
+alternative), ``WORKER_CONNECTIONS`` (open connections per gevent worker,
+default 10000), ``THREADS`` (per gthread worker, default 64: there a stream or
+long-poll holds a thread each), ``REDIS_URL`` (unset: an embedded store, see
+below), ``PROMETHEUS_MULTIPROC_DIR`` (default: a fresh temporary directory).
+
+Serving model: gevent workers (gunicorn monkey-patches each worker before it
+loads the app).  A request that waits (a stream, a long-poll) is a greenlet
+asleep on an event, woken by :mod:`service.notify`: an idle one costs memory,
+no thread and no CPU.  Shutdown (SIGTERM): each worker stops accepting, ends
+its open streams at once (clients reconnect with ``Last-Event-ID``) and lets
+other requests finish within ``graceful_timeout``, which covers the longest
+long-poll (``wait=60``).
 
 Embedded store: without ``REDIS_URL`` the master starts one fakeredis
 ``TcpFakeServer`` (Lua enabled through lupa) on a free loopback port before
@@ -13,16 +23,19 @@ the master's memory: for trying Lodge out, not durable.
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import tempfile
 import threading
+import time
 
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "4"))
-worker_class = "gthread"
+worker_class = os.environ.get("WORKER_CLASS", "gevent")
+worker_connections = int(os.environ.get("WORKER_CONNECTIONS", "10000"))
 threads = int(os.environ.get("THREADS", "64"))
 timeout = 30
-graceful_timeout = 30
+graceful_timeout = 70  # > the longest long-poll (schemas.MAX_WAIT = 60 s)
 keepalive = 5
 accesslog = os.environ.get("ACCESS_LOG") or None
 errorlog = "-"
@@ -49,6 +62,9 @@ def on_starting(server) -> None:
         for name in os.listdir(metrics_dir):
             if name.endswith(".db"):
                 os.remove(os.path.join(metrics_dir, name))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:  # one descriptor per open stream: allow as many as the system lets us
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     if not os.environ.get("REDIS_URL"):
         from fakeredis import TcpFakeServer
 
@@ -59,6 +75,20 @@ def on_starting(server) -> None:
         os.environ["REDIS_URL"] = f"redis://{host}:{port}/0"
         server.log.warning("REDIS_URL unset: embedded in-memory store at %s (not durable)",
                            os.environ["REDIS_URL"])
+
+
+def post_worker_init(worker) -> None:
+    """End this worker's streams as soon as it is told to stop (SIGTERM sets
+    ``worker.alive`` false; under gevent this thread is a greenlet)."""
+
+    def close_streams_on_exit() -> None:
+        while worker.alive:
+            time.sleep(0.5)
+        from service import notify
+
+        notify.close_all()
+
+    threading.Thread(target=close_streams_on_exit, name="lodge-shutdown", daemon=True).start()
 
 
 def child_exit(server, worker) -> None:

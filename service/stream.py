@@ -85,19 +85,16 @@ def _chunks(lodge: Lodge, meta: Meta, game: Game, viewer: Viewer, after: int, wi
                 if current is not None and game.status(current.state) == FINISHED:
                     yield chunk + framing.end("finished")
                     return
-                if chunk:
-                    yield chunk
+                if chunk or first:  # the first time the headers go out, even with nothing to send
+                    yield chunk or framing.keepalive
                     first = False
                 if snap.version > version:  # moved on meanwhile: read again now
                     continue
-            if first:  # nothing to send yet: the headers go out all the same
-                yield framing.keepalive
-                first = False
             waiter.seen = version
-            left = deadline - time.monotonic()
-            if notifier.closing.is_set() or left <= 0:
-                return
-            if not waiter.wait(min(keepalive, left)):
+            # Sleep until woken (keep-alives meanwhile, no reads of the store).
+            while not waiter.wait(min(keepalive, deadline - time.monotonic())):
+                if notifier.closing.is_set() or time.monotonic() >= deadline:
+                    return
                 yield framing.keepalive
             if notifier.closing.is_set():
                 return
