@@ -8,7 +8,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 export HOST PORT
 
-.PHONY: install run lint test test-fast openapi bench bench-arena redis-server clean
+.PHONY: install run lint test test-fast openapi bench bench-arena bench-stream redis-server clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,10 @@ bench: $(STAMP) redis-server
 ## Arena throughput (random bots) and each heuristic bot's margin over random.
 bench-arena: $(STAMP) redis-server
 	$(BIN)/python -m bench.arena
+
+## Open SSE streams on one instance (100, 1,000, … at once) plus a mover: delivery, /healthz, Redis, memory.
+bench-stream: $(STAMP) redis-server
+	$(BIN)/python -m bench.stream_bench
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -27,6 +27,8 @@ from schemathesis.specs.openapi.checks import (content_type_conformance,
                                                response_headers_conformance, response_schema_conformance,
                                                status_code_conformance)
 
+from service.app import create_app
+from service.config import Settings
 from tests.conftest import flask_api, make_app
 from tests.http_helpers import W1_OPTIONS
 
@@ -37,7 +39,7 @@ CONTRACT_PATHS = [
     ("get", "/v1/games"), ("get", "/v1/games/{}"), ("post", "/v1/matches"), ("get", "/v1/matches/{}"),
     ("delete", "/v1/matches/{}"), ("get", "/v1/matches/{}/legal-moves"), ("post", "/v1/matches/{}/moves"),
     ("get", "/v1/matches/{}/events"), ("get", "/v1/matches/{}/record"), ("get", "/healthz"),
-    ("get", "/readyz"), ("get", "/metrics"),
+    ("get", "/readyz"), ("get", "/metrics"), ("get", "/v1/matches/{}/stream"),
 ]
 ERROR_CODES = ["invalid_request", "unauthenticated", "forbidden", "match_not_found", "game_not_found",
                "version_conflict", "not_your_turn", "match_finished", "illegal_move", "invalid_options",
@@ -120,7 +122,10 @@ class Context:
     """An in-process app on the embedded store and real matches to aim at."""
 
     def __init__(self):
-        self.app = make_app(fakeredis.FakeRedis())
+        # streams of active matches end after 0.3 s: the fuzzing is not about waiting
+        self.app = create_app(redis_client=fakeredis.FakeRedis(),
+                              settings=Settings.from_env({"STREAM_MAX": "0.3", "STREAM_KEEPALIVE": "0.1"}))
+        self.app.config["TESTING"] = True
         self.api = flask_api(self.app)
         self.rng = random.Random(20261129)
         self.counter = itertools.count()

@@ -48,11 +48,11 @@ _STREAM_DOC = (
 
 @blp.route("/<string:match_id>/stream")
 class Stream(MethodView):
-    @blp.doc(security=OPTIONAL_TOKEN, responses={"200": {"content": {
+    @blp.doc(security=OPTIONAL_TOKEN, responses={"200": {"description": _STREAM_DOC, "content": {
+        SSE.media_type: {"schema": {"type": "string", "description": "Server-Sent Events"}},
         NDJSON.media_type: {"schema": {"type": "string", "description": "one JSON object per line"}}}}})
     @blp.lazy_arguments(StreamQuerySchema(), location="query")
     @blp.lazy_arguments(StreamHeaders(), location="headers")
-    @blp.response(200, content_type=SSE.media_type, description=_STREAM_DOC)
     @blp.problems("invalid_request", "unauthenticated", "forbidden", "match_not_found", "store_unavailable")
     def get(self, query: dict[str, Any], headers: dict[str, Any], match_id: str) -> Response:
         """Follow a match: its events pushed as Server-Sent Events or NDJSON"""
