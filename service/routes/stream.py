@@ -46,10 +46,17 @@ _STREAM_DOC = (
     "the stream just closes at the end.")
 
 
+#: One Server-Sent Event (the schema of each event of a text/event-stream).
+_SSE_EVENT = {"type": "object", "required": ["data"], "properties": {
+    "event": {"type": "string", "enum": ["events", "end"]},
+    "id": {"type": "string", "description": "the message's version (`events` only)"},
+    "data": {"type": "string", "description": 'JSON: `{"version", "events"[, "state"]}`, or `{"status"}` (`end`)'}}}
+
+
 @blp.route("/<string:match_id>/stream")
 class Stream(MethodView):
     @blp.doc(security=OPTIONAL_TOKEN, responses={"200": {"description": _STREAM_DOC, "content": {
-        SSE.media_type: {"schema": {"type": "string", "description": "Server-Sent Events"}},
+        SSE.media_type: {"schema": _SSE_EVENT},
         NDJSON.media_type: {"schema": {"type": "string", "description": "one JSON object per line"}}}}})
     @blp.lazy_arguments(StreamQuerySchema(), location="query")
     @blp.lazy_arguments(StreamHeaders(), location="headers")
