@@ -21,7 +21,9 @@ re-read the store, so none can be lost for good:
   behind, or whose match is gone (an expiry publishes nothing).
 
 An idle waiter costs no Redis command of its own: the safety check is one
-command per watched match and process.  The listener is a thread, which under
+command per watched match and process.  ``get_sharded_message`` is the
+standalone client's ``get_message``; on a ``RedisCluster`` it reads the
+per-shard connections of redis-py's ``ClusterPubSub`` in turn.  The listener is a thread, which under
 gunicorn's gevent worker (monkey-patched) is a greenlet.
 """
 from __future__ import annotations
@@ -143,7 +145,8 @@ class Notifier:
         """Subscribe what is watched and wake on messages; return after
         ``linger`` seconds without any waiter."""
         subscribed: dict[str, str] = {}  # channel -> match id
-        next_check = idle_since = time.monotonic()
+        idle_since = time.monotonic()
+        next_check = idle_since + self.safety
         while True:
             self._changed.clear()
             with self._lock:
@@ -153,10 +156,10 @@ class Notifier:
                     return
             self._reconcile(pubsub, subscribed, wanted)
             if subscribed:
-                message = pubsub.get_message(timeout=self._poll)
+                message = pubsub.get_sharded_message(timeout=self._poll)
                 while message is not None:
                     self._handle(message, subscribed)
-                    message = pubsub.get_message(timeout=0)
+                    message = pubsub.get_sharded_message(timeout=0)
                 idle_since = time.monotonic()
             else:
                 self._changed.wait(self._linger)

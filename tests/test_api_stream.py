@@ -346,3 +346,53 @@ def test_stream_equals_events_pages_for_every_viewer(embedded_store: Any, game: 
             if token != m.admin:
                 for e, ae in zip(streamed, admin_all):
                     _check_event(e, seat, ae, n)
+
+
+# --------------------------------------------------------------------------
+# A lost notification loses no event.
+# --------------------------------------------------------------------------
+def test_safety_reread_delivers_without_notification(store: Any, monkeypatch: pytest.MonkeyPatch):
+    """Notifications dropped on the floor: the safety re-read (0.3 s here)
+    still brings the move to the stream and the long-poll."""
+    from service.notify import Notifier
+
+    monkeypatch.setattr(Notifier, "_handle", lambda self, message, subscribed: None)
+    app = create_app(redis_client=store, settings=Settings.from_env({**SETTINGS, "NOTIFY_SAFETY": "0.3"}))
+    api = flask_api(app)
+    m = api.create(["ana", "bo"], seed=11, options=W1_OPTIONS)
+    with Stream(app, m.id, after=0) as s:
+        mover = _later(0.2, lambda: m.play(*W1_MOVES[0]))
+        started = time.monotonic()
+        assert s.take(1)[0].data["version"] == 1
+        mover.join()
+    assert time.monotonic() - started < 3
+    mover = _later(0.2, lambda: m.play(*W1_MOVES[1]))
+    r = api.events(m.id, after=1, wait=10)
+    mover.join()
+    assert r.json["version"] == 2 and r.json["events"]
+
+
+def test_reconnect_of_the_subscription_loses_nothing(redis_server: str):
+    """The pub/sub connection is killed and a move made at once: the waiters
+    are woken after the reconnect and read the move (safety re-read: 30 s)."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server)
+    client.flushdb()
+    app = create_app(redis_client=client, settings=Settings.from_env(SETTINGS))
+    api = flask_api(app)
+    m = api.create(["ana", "bo"], seed=11, options=W1_OPTIONS)
+    with Stream(app, m.id, after=0) as s:
+        assert next(s.frames).kind == "keepalive"
+        time.sleep(0.3)  # subscribed by now
+
+        def kill_and_move() -> None:
+            assert client.client_kill_filter(_type="pubsub") >= 1
+            m.play(*W1_MOVES[0])
+
+        mover = _later(0.0, kill_and_move)
+        started = time.monotonic()
+        assert s.take(1)[0].data["version"] == 1
+        mover.join()
+    assert time.monotonic() - started < 5
+    client.close()

@@ -124,3 +124,50 @@ def test_sigterm_ends_streams_now_and_lets_long_polls_finish(stream_redis: str, 
         proc.wait(timeout=30)
     finally:
         stop_process(proc, timeout=20)
+
+
+def test_notifier_on_a_redis_cluster(tmp_path: Path):
+    """Sharded pub/sub on a (one-node) Redis Cluster: the subscription through
+    redis-py's ClusterPubSub is confirmed, and a move stored by the APPLY
+    script (its SPUBLISH) wakes the match's waiter, and only it."""
+    import subprocess
+
+    import redis
+    from redis.cluster import RedisCluster
+
+    from devtools.servers import REDIS_SERVER, free_port
+    from service.notify import Notifier
+    from service.store import Meta, Store
+
+    port = free_port()
+    while port > 55000:  # the cluster bus listens on port + 10000
+        port = free_port()
+    proc = subprocess.Popen([REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
+                             "--cluster-config-file", str(tmp_path / "nodes.conf"), "--save", "", "--appendonly",
+                             "no", "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        plain = redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=1)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                plain.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+                break
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline, "redis-server (cluster) did not start"
+                time.sleep(0.1)
+        while plain.cluster("info")["cluster_state"] != "ok":
+            assert time.monotonic() < deadline, "the one-node cluster did not come up"
+            time.sleep(0.1)
+        client = RedisCluster(host="127.0.0.1", port=port)
+        notifier = Notifier(client, lambda ids: [0 for _ in ids], safety=120)
+        with notifier.watch("abcdefghijklmnop") as mine, notifier.watch("ponmlkjihgfedcba") as other:
+            assert mine.wait(5) and other.wait(5), "subscriptions not confirmed"
+            store = Store(client, ttl=60)
+            assert store.create(Meta("abcdefghijklmnop", "biberbande", ["a", "b"], 1, {}, "x", ["y", "z"], 0.0),
+                                {"s": 0}, [])
+            assert store.apply("abcdefghijklmnop", 0, {"s": 1}, {"version": 1}, []).version == 1
+            assert mine.wait(5), "the move's SPUBLISH did not reach the waiter"
+            assert not other.wait(0.3), "the other match's waiter was woken"
+        client.close()
+    finally:
+        stop_process(proc)
