@@ -64,10 +64,13 @@ class Waiter:
     def wait(self, timeout: float) -> bool:
         """Sleep until woken or ``timeout`` seconds pass; True when woken.
 
-        Re-read the store after it returns: a wake-up that comes while the
-        caller reads is kept for the next call, never lost."""
+        Re-read the store after it returns True: a wake-up that comes while
+        the caller reads is kept for the next call, never lost.  Only a
+        wake-up that was seen is cleared (clearing after a timeout could drop
+        one that came just after it)."""
         woken = self._event.wait(max(timeout, 0.0))
-        self._event.clear()
+        if woken:
+            self._event.clear()
         return woken
 
     def wake(self) -> None:
@@ -157,9 +160,8 @@ class Notifier:
             self._reconcile(pubsub, subscribed, wanted)
             if subscribed:
                 message = pubsub.get_sharded_message(timeout=self._poll)
-                while message is not None:
+                if message is not None:
                     self._handle(message, subscribed)
-                    message = pubsub.get_sharded_message(timeout=0)
                 idle_since = time.monotonic()
             else:
                 self._changed.wait(self._linger)
