@@ -12,7 +12,7 @@ CLIENT := clients/typescript
 NODE_STAMP := $(CLIENT)/node_modules/.package-lock.json
 
 .DEFAULT_GOAL := help
-.PHONY: help install run lint test openapi ts-client ts-client-generate npm-ci bench bench-arena bench-memory redis-server browser clean
+.PHONY: help install run lint test openapi ts-client ts-client-generate npm-ci bench bench-arena bench-memory bench-stream redis-server browser clean
 
 ## List the targets with what they do.
 help:
@@ -98,6 +98,10 @@ bench: $(STAMP) redis-server
 ## Arena throughput (random bots) and each heuristic bot's margin over random.
 bench-arena: $(STAMP) redis-server
 	$(BIN)/python -m bench.arena
+
+## Open SSE streams on one instance (100, 1,000, … at once) plus a mover: delivery, /healthz, Redis, memory.
+bench-stream: $(STAMP) redis-server
+	$(BIN)/python -m bench.stream_bench
 
 ## Bytes in Redis per new, active and finished match of every game.
 bench-memory: $(STAMP) redis-server

@@ -18,6 +18,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--skip-http", action="store_true", help="engine benchmark only")
     parser.add_argument("--skip-engine", action="store_true", help="HTTP benchmark only")
+    parser.add_argument("--worker-class", action="append", choices=["gevent", "gthread"],
+                        help="gunicorn worker class of the HTTP benchmark (repeat to compare; default gevent)")
     args = parser.parse_args()
     report: dict = {}
     if not args.skip_engine:
@@ -26,7 +28,8 @@ def main() -> None:
     if not args.skip_http:
         redis, url = start_redis(Path(tempfile.mkdtemp(prefix="lodge-bench-")))
         try:
-            report["http"] = [http_bench.run(redis, url, game.id) for game in REGISTRY]
+            report["http"] = [http_bench.run(redis, url, game.id, worker_class=worker_class)
+                              for game in REGISTRY for worker_class in args.worker_class or ["gevent"]]
         finally:
             stop_process(redis)
         print(json.dumps({"http": report["http"]}, indent=2), flush=True)

@@ -29,7 +29,8 @@ from engine.core import FINISHED
 CLIENTS = 4
 REQUESTS = 3000
 WARMUP = 200
-#: Both apps run with these gunicorn settings (deploy/gunicorn.conf.py).
+#: Both apps run with these gunicorn settings (deploy/gunicorn.conf.py;
+#: THREADS only matters to the gthread worker class).
 WORKERS = 1
 THREADS = 4
 
@@ -148,9 +149,10 @@ class ReferenceClient:
 
 
 def measure_app(app_spec: str, redis_url: str, redis: subprocess.Popen,
-                client_for: Callable[[str, requests.Session], object]) -> dict:
+                client_for: Callable[[str, requests.Session], object], worker_class: str) -> dict:
     server, base = start_gunicorn(Path(tempfile.mkdtemp(prefix="lodge-bench-")), redis_url, WORKERS,
-                                  {"THREADS": str(THREADS), "LOG_LEVEL": "warning"}, app=app_spec)
+                                  {"THREADS": str(THREADS), "LOG_LEVEL": "warning", "WORKER_CLASS": worker_class},
+                                  app=app_spec)
     try:
         results = {}
         for scenario in ("move", "view"):
@@ -166,13 +168,15 @@ def measure_app(app_spec: str, redis_url: str, redis: subprocess.Popen,
         stop_process(server, timeout=20)
 
 
-def run(redis: subprocess.Popen, redis_url: str, game: str = "biberbande", players: int = 4) -> dict:
+def run(redis: subprocess.Popen, redis_url: str, game: str = "biberbande", players: int = 4,
+        worker_class: str = "gevent") -> dict:
+    """Lodge and the reference under gunicorn's ``worker_class`` workers."""
     seeds = iter(range(10_000, 10_000_000, 100_000))
     lodge = measure_app(LODGE_APP, redis_url, redis,
-                        lambda base, s: LodgeClient(base, s, game, players, next(seeds)))
+                        lambda base, s: LodgeClient(base, s, game, players, next(seeds)), worker_class)
     reference = measure_app("bench.reference_app:create_app()", redis_url, redis,
-                            lambda base, s: ReferenceClient(base, s))
+                            lambda base, s: ReferenceClient(base, s), worker_class)
     ratios = {scenario: round(lodge[scenario]["req_per_cpu_s"] / reference[scenario]["req_per_cpu_s"], 2)
               for scenario in ("move", "view")}
-    return {"game": game, "players": players, "clients": CLIENTS, "lodge": lodge,
+    return {"game": game, "players": players, "clients": CLIENTS, "worker_class": worker_class, "lodge": lodge,
             "reference": reference, "ratio_per_cpu_s": ratios}

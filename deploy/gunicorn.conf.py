@@ -1,23 +1,31 @@
 """Gunicorn settings for Lodge: ``gunicorn -c deploy/gunicorn.conf.py 'service.app:create_app()'``.
 
 Environment: ``HOST``/``PORT`` (default 127.0.0.1:8000), ``WEB_CONCURRENCY``
-(workers, default 4), ``THREADS`` (per worker, default 64: long-polls hold a
-thread each), ``REDIS_URL`` (unset: an embedded store, see below),
-``PROMETHEUS_MULTIPROC_DIR`` (default: a fresh temporary directory),
+(workers, default 4), ``WORKER_CLASS`` (default ``gevent``; ``gthread`` is the
+alternative), ``WORKER_CONNECTIONS`` (open connections per gevent worker,
+default 10000), ``THREADS`` (per gthread worker, default 64: there a stream or
+long-poll holds a thread each), ``REDIS_URL`` (unset: an embedded store, see
+below), ``PROMETHEUS_MULTIPROC_DIR`` (default: a fresh temporary directory),
 ``READ_TIMEOUT`` (seconds one read of a request may wait, default 10; 0: none).
 
-Slow clients: gunicorn's gthread worker gives a connection a thread once its
-first bytes arrive and then reads the rest of the request with no time limit,
-so a client that sends half a request holds a thread for good.  Every read of
-a request from the socket is bounded by ``READ_TIMEOUT`` here
-(:func:`_bound_reads`, in gunicorn's socket reader, which every synchronous
-worker class, gevent's included, reads through); a stalled request is closed.
-Put a reverse proxy in front all the same (README "Reliability").
+Serving model: gevent workers (gunicorn monkey-patches each worker before it
+loads the app).  A request that waits (a stream, a long-poll) is a greenlet
+asleep on an event, woken by :mod:`service.notify`: an idle one costs memory,
+no thread and no CPU.
 
-Shutdown: on SIGTERM the master stops the shared listening socket at once
+Slow clients: gunicorn reads the rest of a request with no time limit once
+its first bytes arrive, so a client that sends half a request would hold its
+connection (under gthread: a thread) for good.  Every read of a request from
+the socket is bounded by ``READ_TIMEOUT`` here (:func:`_bound_reads`, in
+gunicorn's socket reader, which every synchronous worker class, gevent's
+included, reads through); a stalled request is closed.  Put a reverse proxy in
+front all the same (README "Reliability").
+
+Shutdown (SIGTERM): the master stops the shared listening socket at once
 (``shutdown``), so a connection arriving during the graceful stop is refused
-instead of waiting in the backlog until the socket closes; requests already
-accepted finish within ``graceful_timeout``.
+instead of waiting in the backlog; each worker ends its open streams at once
+(clients reconnect with ``Last-Event-ID``) and lets other requests finish
+within ``graceful_timeout``, which covers the longest long-poll (``wait=60``).
 
 Embedded store: without ``REDIS_URL`` the master starts one fakeredis
 ``TcpFakeServer`` (Lua enabled through lupa) on a free loopback port before
@@ -27,17 +35,20 @@ the master's memory: for trying Lodge out, not durable.
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import socket
 import tempfile
 import threading
+import time
 
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "4"))
-worker_class = "gthread"
+worker_class = os.environ.get("WORKER_CLASS", "gevent")
+worker_connections = int(os.environ.get("WORKER_CONNECTIONS", "10000"))
 threads = int(os.environ.get("THREADS", "64"))
 timeout = 30
-graceful_timeout = 30
+graceful_timeout = 70  # > the longest long-poll (schemas.MAX_WAIT = 60 s)
 keepalive = 5
 # Request size limits, explicit (gunicorn's defaults): a request line over
 # 4094 bytes is 414, more than 100 header fields or one over 8190 bytes is 431.
@@ -77,6 +88,9 @@ def on_starting(server) -> None:
         for name in os.listdir(metrics_dir):
             if name.endswith(".db"):
                 os.remove(os.path.join(metrics_dir, name))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:  # one descriptor per open stream: allow as many as the system lets us
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     if not os.environ.get("REDIS_URL"):
         from fakeredis import TcpFakeServer
 
@@ -105,8 +119,20 @@ def when_ready(server) -> None:
 
 
 def post_worker_init(worker) -> None:
+    """Bound request reads; end this worker's streams as soon as it is told
+    to stop (SIGTERM sets ``worker.alive`` false; under gevent this thread is
+    a greenlet)."""
     if read_timeout > 0:
         _bound_reads(read_timeout)
+
+    def close_streams_on_exit() -> None:
+        while worker.alive:
+            time.sleep(0.5)
+        from service import notify
+
+        notify.close_all()
+
+    threading.Thread(target=close_streams_on_exit, name="lodge-shutdown", daemon=True).start()
 
 
 def _bound_reads(seconds: float) -> None:

@@ -18,9 +18,11 @@ from service.api import Api
 from service.config import Settings
 from service.context import EXTENSION
 from service.matches import Lodge
-from service.routes import games, matches, ops
+from service.notify import Notifier
+from service.routes import games, matches, ops, stream
 from service.smorest_compat import SyncFlask, url_rule
 from service.store import Store
+from service.stream import hide_query_token
 
 API_DESCRIPTION = """\
 Lodge runs turn-based card and board games for bots, front ends and
@@ -64,10 +66,13 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
         },
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]  # the DefaultJSONProvider
-    app.extensions[EXTENSION] = Lodge(Store(redis_client, ttl=settings.match_ttl,
-                                            cache_size=settings.cache_size, settings=settings), registry)
+    app.config[stream.KEEPALIVE], app.config[stream.MAX_SECONDS] = settings.stream_keepalive, settings.stream_max
+    store = Store(redis_client, ttl=settings.match_ttl, cache_size=settings.cache_size, settings=settings)
+    notifier = Notifier(redis_client, store.versions, safety=settings.notify_safety)
+    app.extensions[EXTENSION] = Lodge(store, registry, notifier)
+    app.wsgi_app = hide_query_token(app.wsgi_app)  # type: ignore[method-assign,assignment]
     api = Api(app)
-    for blueprint in (games.blp, matches.blp, ops.blp):
+    for blueprint in (games.blp, matches.blp, stream.blp, ops.blp):
         api.register_blueprint(blueprint)
     _document_doc_routes(api)
     game_schemas.document(api.spec, [g.id for g in registry])

@@ -49,6 +49,11 @@ class Settings:
     ``Retry-After`` seconds of a 503 ``store_unavailable``.
     ``CORS_ORIGINS`` (``cors_origins``): origins allowed to call from a
     browser (comma list, default ``*``).
+    ``STREAM_KEEPALIVE``: seconds between keep-alives on an idle stream.
+    ``STREAM_MAX``: seconds after which the server ends a stream (the client
+    resumes with ``Last-Event-ID``; this spreads streams over instances).
+    ``NOTIFY_SAFETY``: seconds between the safety re-reads of watched matches
+    (:mod:`service.notify`).
     """
 
     redis_url: str | None = None
@@ -75,6 +80,10 @@ class Settings:
     max_waits_per_client: int = 8
     #: ``CORS_ORIGINS``: origins allowed to call from a browser (``*``: any).
     cors_origins: list[str] = field(default_factory=lambda: ["*"])
+    #: ``STREAM_KEEPALIVE``, ``STREAM_MAX``, ``NOTIFY_SAFETY``: see the class docstring.
+    stream_keepalive: float = 15.0
+    stream_max: float = 3600.0
+    notify_safety: float = 5.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -95,4 +104,7 @@ class Settings:
             trusted_proxies=_int(env, "TRUSTED_PROXIES", cls.trusted_proxies),
             max_waits_per_client=_int(env, "MAX_WAITS_PER_CLIENT", cls.max_waits_per_client),
             cors_origins=parse_origins(env.get("CORS_ORIGINS")),
+            stream_keepalive=_number(env, "STREAM_KEEPALIVE", cls.stream_keepalive, float),
+            stream_max=_number(env, "STREAM_MAX", cls.stream_max, float),
+            notify_safety=_number(env, "NOTIFY_SAFETY", cls.notify_safety, float),
         )

@@ -33,6 +33,10 @@ write that stored them.
 A match whose keys disagree (a list shorter than the version says, a missing
 snapshot under a present meta: eviction, a manual delete) is *damaged*: the
 scripts answer ``{'damaged', <key name>}`` and write nothing.
+
+A move and a delete also ``SPUBLISH`` the new version (-1: deleted) on the
+channel ``lodge:{<match_id>}:changed`` (:attr:`Keys.changed`; same hash tag,
+so the same shard), from inside their script (see :mod:`service.notify`).
 """
 from __future__ import annotations
 
@@ -71,6 +75,11 @@ class Keys:
     @property
     def idems(self) -> str:
         return self._base + "idems"
+
+    @property
+    def changed(self) -> str:
+        """The pub/sub channel announcing the match's changes (not a key)."""
+        return self._base + "changed"
 
     def idem(self, key: str) -> str:
         """Idempotency record ``key`` (the service makes it ``<scope>:<client key>``)."""
@@ -198,6 +207,7 @@ end
 for i = 1, 5 do
   redis.call('EXPIRE', KEYS[i], ttl)
 end
+redis.pcall('SPUBLISH', string.sub(KEYS[1], 1, -5) .. 'changed', v)  -- meta -> changed: service.notify
 return {'ok', v}
 """
 
@@ -272,5 +282,7 @@ local n = 0
 for _, key in ipairs(redis.call('SMEMBERS', KEYS[6])) do
   n = n + redis.call('DEL', key)
 end
-return n + redis.call('DEL', unpack(KEYS))
+n = n + redis.call('DEL', unpack(KEYS))
+redis.pcall('SPUBLISH', string.sub(KEYS[1], 1, -5) .. 'changed', -1)  -- meta -> changed: service.notify
+return n
 """

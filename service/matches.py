@@ -43,6 +43,7 @@ from engine.core import (
 from service import auth, metrics
 from service.errors import ApiError, clip, clip_echoes
 from service.history import History, replay, stamp
+from service.notify import Notifier
 from service.schemas import MAX_NAME
 from service.store import Archive, DamagedMatch, Meta, Snapshot, Store, WriteUnsettled, fingerprint
 
@@ -51,8 +52,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: CAS attempts for a move without an explicit version before answering 409.
 MAX_ATTEMPTS = 8
-#: Long-poll: first and longest pause between two looks at the store.
-POLL_FIRST, POLL_MAX = 0.02, 0.25
 
 _GAME_ERRORS: dict[type[GameError], str] = {
     MatchFinished: "match_finished", NotYourTurn: "not_your_turn", IllegalMove: "illegal_move"}
@@ -84,10 +83,12 @@ def _store_faults(method: F) -> F:
 
 @dataclass(frozen=True)
 class Lodge:
-    """What a request needs: the store and the game registry."""
+    """What a request needs: the store, the game registry and the change
+    notifications that wake long-polls and streams."""
 
     store: Store
     registry: Any
+    notifier: Notifier
     history: History = field(default_factory=History)
 
     # --- lookups -----------------------------------------------------------
@@ -265,23 +266,36 @@ class Lodge:
             meta = self.meta(match_id)
             viewer = self.identify(meta, authorization)
         game = self.game(meta.game)
-        deadline = time.monotonic() + wait
-        pause = POLL_FIRST
-        while True:
-            with self.store.budget():
-                found = self.store.events_since(match_id, after)
-            if found is None:
-                raise _not_found(match_id)
-            version, raw = found
-            if isinstance(raw, Archive):  # finished: nothing will come
-                events = self.history.events_after(game, meta, raw.moves, after)
-                return {"version": version, "events": redact(game, events, viewer)}
-            left = deadline - time.monotonic()
-            if raw or left <= 0:
-                break
-            time.sleep(min(pause, left))
-            pause = min(pause * 2, POLL_MAX)
-        return {"version": version, "events": redact(game, [orjson.loads(e) for e in raw], viewer)}
+        version, events, final = self._events_after(match_id, meta, game, after)
+        if not events and not final and wait > 0:
+            deadline = time.monotonic() + wait
+            with self.notifier.watch(match_id) as waiter:  # woken on changes (service.notify)
+                while not events and not final and (left := deadline - time.monotonic()) > 0:
+                    waiter.seen = version
+                    waiter.wait(left)
+                    version, events, final = self._events_after(match_id, meta, game, after)
+        return {"version": version, "events": redact(game, events, viewer)}
+
+    def events_after(self, match_id: str, meta: Meta, game: Game,
+                     after: int) -> tuple[int, list[dict[str, Any]], bool] | None:
+        """Current version, the (unredacted) events with version > ``after``
+        and whether the match is compacted (finished: nothing more will come);
+        None when the match is gone.  Within the store's budget."""
+        with self.store.budget():
+            found = self.store.events_since(match_id, after)
+        if found is None:
+            return None
+        version, raw = found
+        if isinstance(raw, Archive):  # finished and compacted: derived from its moves
+            return version, self.history.events_after(game, meta, raw.moves, after), True
+        return version, [orjson.loads(e) for e in raw], False
+
+    def _events_after(self, match_id: str, meta: Meta, game: Game,
+                      after: int) -> tuple[int, list[dict[str, Any]], bool]:
+        found = self.events_after(match_id, meta, game, after)
+        if found is None:
+            raise _not_found(match_id)
+        return found
 
     @_store_faults
     def record(self, match_id: str, authorization: str | None) -> dict[str, Any]:

@@ -368,6 +368,13 @@ class Store:
             return version, self._archive(match_id, reply[2])
         return version, list(reply[2])
 
+    def versions(self, match_ids: list[str]) -> list[int | None]:
+        """The current version of each match (None: gone), in one round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        for match_id in match_ids:
+            pipe.hget(Keys(match_id).snap, "v")
+        return [None if v is None else int(v) for v in pipe.execute()]
+
     def record(self, match_id: str) -> tuple[Snapshot, list[bytes]] | None:
         """Current snapshot and the raw move log, read in one transaction;
         :class:`DamagedMatch` when the log is shorter than the version."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import os
 import random
 import subprocess
 import sys
@@ -44,7 +45,7 @@ CONTRACT_PATHS = [
     ("get", "/v1/games"), ("get", "/v1/games/{}"), ("post", "/v1/matches"), ("get", "/v1/matches/{}"),
     ("delete", "/v1/matches/{}"), ("get", "/v1/matches/{}/legal-moves"), ("post", "/v1/matches/{}/moves"),
     ("get", "/v1/matches/{}/events"), ("get", "/v1/matches/{}/record"), ("get", "/healthz"),
-    ("get", "/readyz"), ("get", "/metrics"),
+    ("get", "/readyz"), ("get", "/metrics"), ("get", "/v1/matches/{}/stream"),
 ]
 ERROR_CODES = ["invalid_request", "unauthenticated", "forbidden", "match_not_found", "game_not_found",
                "version_conflict", "not_your_turn", "match_finished", "illegal_move", "invalid_options",
@@ -123,10 +124,10 @@ def test_committed_openapi_covers_the_contract():
 schema = schemathesis.openapi.from_path(COMMITTED)
 
 
-def _unlimited_app():
+def _unlimited_app(**env: str):
     """An app on the embedded store without rate limits (the fuzzing creates
     matches far faster than any client should)."""
-    settings = dataclasses.replace(Settings.from_env(), rate_limit_enabled=False)
+    settings = dataclasses.replace(Settings.from_env({**os.environ, **env}), rate_limit_enabled=False)
     app = create_app(fakeredis.FakeRedis(), settings=settings)
     app.config["TESTING"] = True
     return app
@@ -136,7 +137,8 @@ class Context:
     """An in-process app on the embedded store and real matches to aim at."""
 
     def __init__(self):
-        self.app = _unlimited_app()
+        # streams of active matches end after 0.3 s: the fuzzing is not about waiting
+        self.app = _unlimited_app(STREAM_MAX="0.3", STREAM_KEEPALIVE="0.1")
         self.api = flask_api(self.app)
         self.rng = random.Random(20261129)
         self.counter = itertools.count()
