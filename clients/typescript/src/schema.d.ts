@@ -994,6 +994,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/matches/{match_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        /** Follow a match: its events pushed as Server-Sent Events or NDJSON */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description send the versions above this one (-1: all, from the setup); `Last-Event-ID` replaces it */
+                    after?: number;
+                    /** @description add the caller's view as `state` to the message of the match's current version */
+                    state?: boolean;
+                    /** @description the bearer token, for clients that cannot send headers (EventSource); never logged */
+                    token?: string;
+                };
+                header?: {
+                    /** @description the last version received (a reconnecting EventSource sends it): replaces `after` */
+                    "Last-Event-ID"?: number;
+                };
+                path: {
+                    match_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One message per version, in order and without gaps: `{"version": v, "events": [...]}` (and `state`). SSE: `id: <v>`, `event: events`, `data: <json>`; a comment line is the keep-alive; `event: end` with `{"status": "finished" | "deleted"}` before the server closes the stream. NDJSON (`Accept: application/x-ndjson`): one object per line, an empty line is the keep-alive, the stream just closes at the end. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/x-ndjson": string;
+                        "text/event-stream": {
+                            /** @description JSON: `{"version", "events"[, "state"]}`, or `{"status"}` (`end`) */
+                            data: string;
+                            /** @enum {string} */
+                            event?: "events" | "end";
+                            /** @description the message's version (`events` only) */
+                            id?: string;
+                        };
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_request` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `unauthenticated` */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `forbidden` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `match_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
