@@ -24,7 +24,8 @@ from tests.test_api_all_games import _short_options, redacted_from
 from tests.test_api_leaks import _check_event
 
 KEEPALIVE = 0.05
-SETTINGS = {"STREAM_KEEPALIVE": str(KEEPALIVE), "NOTIFY_SAFETY": "30", "STREAM_MAX": "30"}
+SETTINGS = {"STREAM_KEEPALIVE": str(KEEPALIVE), "NOTIFY_SAFETY": "30", "STREAM_MAX": "30",
+            "RATE_LIMIT_ENABLED": "false", "MAX_WAITS_PER_CLIENT": "0"}  # one test client plays fast
 
 
 @pytest.fixture
