@@ -161,12 +161,26 @@ return {v, redis.call('LRANGE', KEYS[2], tonumber(start), -1)}
 
 DELETE = """
 -- Delete a match and its idempotency records.
--- KEYS: 1 meta, 2 snap, 3 moves, 4 events, 5 evidx, 6 idems
--- The record keys listed in idems share the match's hash tag (same slot).
--- Returns the number of keys removed.
-local n = 0
-for _, key in ipairs(redis.call('SMEMBERS', KEYS[6])) do
-  n = n + redis.call('DEL', key)
+-- KEYS: 1 meta, 2 snap, 3 moves, 4 events, 5 evidx, 6 idems,
+--       7.. the idempotency records idems listed when the caller read it
+-- (declared, as Redis Cluster wants every key a script touches).
+-- Returns the number of keys removed, or -1 (nothing removed) when idems now
+-- lists a record that is not among KEYS: read idems again and retry.
+local declared = {}
+for i = 7, #KEYS do
+  declared[KEYS[i]] = true
 end
-return n + redis.call('DEL', unpack(KEYS))
+for _, key in ipairs(redis.call('SMEMBERS', KEYS[6])) do
+  if not declared[key] then
+    return -1
+  end
+end
+return redis.call('DEL', unpack(KEYS))
+"""
+
+RECORD = """
+-- The current snapshot fields and the whole move log, read atomically.
+-- KEYS: 1 snap, 2 moves
+-- Returns {{version or false, state or false}, {move log entry JSON, ...}}.
+return {redis.call('HMGET', KEYS[1], 'v', 's'), redis.call('LRANGE', KEYS[2], 0, -1)}
 """

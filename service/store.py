@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 import redis
+from redis.commands.core import Script
 
 from service import keys as lua
 from service.cache import LRU
@@ -75,13 +76,18 @@ class ApplyResult:
 class Store:
     """Matches in Redis: one atomic script per write, one round trip per move."""
 
-    def __init__(self, client: redis.Redis, *, ttl: int, cache_size: int = 4096):
+    def __init__(self, client: redis.Redis, *, ttl: int, cache_size: int = 4096,
+                 write: Callable[[Script, list[str], list[Any]], Any] | None = None):
+        """``write(script, keys, args)`` runs the write scripts (create, move,
+        delete) when given, e.g. :class:`service.redis_client.ReplicaWait`."""
         self.client = client
         self.ttl = ttl
+        self._write = write or _run
         self._create = client.register_script(lua.CREATE)
         self._apply = client.register_script(lua.APPLY)
         self._events_since = client.register_script(lua.EVENTS_SINCE)
         self._delete = client.register_script(lua.DELETE)
+        self._record = client.register_script(lua.RECORD)
         self._meta: LRU[str, Meta] = LRU(cache_size)
         self._snaps: LRU[str, Snapshot] = LRU(cache_size)
         self._snap_lock = threading.Lock()
@@ -95,7 +101,7 @@ class Store:
         """Write a new match (version 0); False when the id is taken."""
         k = Keys(meta.match_id)
         state_json = orjson.dumps(state)
-        created = self._create(keys=k.fixed(), args=[
+        created = self._write(self._create, k.fixed(), [
             meta.to_json(), state_json, self.ttl, *(orjson.dumps(e) for e in events)])
         if created:
             self._meta.put(meta.match_id, meta)
@@ -118,7 +124,7 @@ class Store:
         keys = k.fixed()
         if idem_key is not None:
             keys.append(k.idem(idem_key))
-        reply = self._apply(keys=keys, args=[
+        reply = self._write(self._apply, keys, [
             expected, orjson.dumps(state), orjson.dumps(entry), self.ttl, idem_record,
             secrets.token_hex(8), *(orjson.dumps(e) for e in events)])
         outcome = reply[0]
@@ -137,7 +143,11 @@ class Store:
 
     def delete(self, match_id: str) -> bool:
         """Remove every key of the match; False when there was nothing."""
-        removed = self._delete(keys=Keys(match_id).fixed())
+        k = Keys(match_id)
+        removed = -1
+        while removed < 0:  # -1: a move added an idempotency record meanwhile
+            records = [r.decode() if isinstance(r, bytes) else r for r in self.client.smembers(k.idems)]
+            removed = self._write(self._delete, k.fixed() + sorted(records), [])
         self.forget(match_id)
         return bool(removed)
 
@@ -194,12 +204,9 @@ class Store:
         return int(reply[0]), list(reply[1])
 
     def record(self, match_id: str) -> tuple[Snapshot, list[bytes]] | None:
-        """Current snapshot and the raw move log, read in one transaction."""
+        """Current snapshot and the raw move log, read atomically (one script)."""
         k = Keys(match_id)
-        pipe = self.client.pipeline(transaction=True)
-        pipe.hmget(k.snap, "v", "s")
-        pipe.lrange(k.moves, 0, -1)
-        fields, moves = pipe.execute()
+        fields, moves = self._record(keys=[k.snap, k.moves])
         snap = self._read_snapshot(match_id, fields)
         return None if snap is None else (snap, moves)
 
@@ -227,6 +234,10 @@ class Store:
             cached = self._snaps.get(match_id)
             if cached is None or cached.version <= snap.version:
                 self._snaps.put(match_id, snap)
+
+
+def _run(script: Script, keys: list[str], args: list[Any]) -> Any:
+    return script(keys=keys, args=args)
 
 
 def encode_record(status: int, body: bytes) -> bytes:
