@@ -276,7 +276,9 @@ class SentinelGroup(RedisGroup):
         for port in [self.primary, *self.replica_ports]:
             node_dir = workdir / f"node-{port}"
             node_dir.mkdir(parents=True, exist_ok=True)
-            extra = [] if port == self.primary else ["--replicaof", "127.0.0.1", str(self.primary)]
+            extra = ["--repl-diskless-sync-delay", "0"]  # a restarted node is in sync at once
+            if port != self.primary:
+                extra += ["--replicaof", "127.0.0.1", str(self.primary)]
             self.start(port, _node_args(binary, port, node_dir, *extra))
         try:
             for port in [self.primary, *self.replica_ports]:
@@ -284,7 +286,8 @@ class SentinelGroup(RedisGroup):
                 _wait_for(c.ping, f"redis {port}", procs=list(self.procs.values()))
                 c.close()
             primary = redis.Redis(port=self.primary, socket_timeout=2, decode_responses=True)
-            _wait_for(lambda: primary.info("replication")["connected_slaves"] == replicas, "replicas in sync")
+            _wait_for(lambda: [primary.info("replication").get(f"slave{i}", {}).get("state") for i in range(replicas)]
+                      == ["online"] * replicas, "replicas in sync")
             primary.close()
             for port in self.sentinel_ports:
                 conf = workdir / f"sentinel-{port}.conf"

@@ -46,7 +46,10 @@ class NotReplicated(redis.exceptions.RedisError):
 
 def build(settings: Settings) -> Any:
     """The client ``settings`` ask for (see the module docstring)."""
-    timeouts = {"socket_timeout": settings.redis_timeout, "socket_connect_timeout": settings.redis_timeout}
+    # a reply to WAIT may take the whole wait: the socket must not give up first
+    read_timeout = max(settings.redis_timeout, settings.wait_timeout_ms / 1000 + 1) \
+        if settings.wait_replicas > 0 else settings.redis_timeout
+    timeouts = {"socket_timeout": read_timeout, "socket_connect_timeout": settings.redis_timeout}
     # Two quick retries on connection errors cover a pooled connection that
     # went stale (Redis restart, failover); a longer outage fails fast as 503.
     # Resending a move script is safe: see the write id in ``keys.APPLY``.
