@@ -8,7 +8,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 export HOST PORT
 
-.PHONY: install run lint test test-fast openapi bench bench-arena redis-server clean
+.PHONY: install run lint test test-fast openapi bench bench-arena bench-cluster redis-server clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -67,6 +67,10 @@ bench: $(STAMP) redis-server
 ## Arena throughput (random bots) and each heuristic bot's margin over random.
 bench-arena: $(STAMP) redis-server
 	$(BIN)/python -m bench.arena
+
+## Apply-move throughput on one Redis vs a 3-master cluster, 1 and 2 instances, cache hit rate by routing.
+bench-cluster: $(STAMP) redis-server
+	$(BIN)/python -m bench.cluster
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
