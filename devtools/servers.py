@@ -182,6 +182,10 @@ class RedisGroup:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
 
+    def pause(self, port: int, paused: bool = True) -> None:
+        """SIGSTOP (or SIGCONT) the server of ``port``: a replica falling behind."""
+        os.kill(self.procs[port].pid, signal.SIGSTOP if paused else signal.SIGCONT)
+
     def restart(self, port: int) -> None:
         self.start(port, self.args[port])
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 import requests
 
 from devtools import servers
@@ -205,7 +206,9 @@ class Player(threading.Thread):
 
 def test_sentinel_failover_under_load_loses_no_acknowledged_move(tmp_path: Path):
     """Primary + replica + 3 sentinels, REDIS_MODE=sentinel with
-    REDIS_WAIT_REPLICAS=1: the primary is SIGKILLed while 4 clients play;
+    REDIS_WAIT_REPLICAS=1: while 4 clients play, the replica falls behind
+    (SIGSTOP, 16 MB of filler in the replication stream) and the primary is
+    SIGKILLed;
     they see 503 (with Retry-After) during the switch and never a 500, play
     on after it, and every move answered 200 is in the record afterwards."""
     group = servers.SentinelGroup(tmp_path / "redis")
@@ -222,8 +225,18 @@ def test_sentinel_failover_under_load_loses_no_acknowledged_move(tmp_path: Path)
             p.start()
         time.sleep(1.0)
         before = sum(len(p.acked) for p in players)
-        old = group.primary
+        old, replica = group.primary, group.replica_ports[0]
+        # The replica falls behind: stopped, with 16 MB of filler in the
+        # replication stream so the moves after it stay in the primary's
+        # buffers.  Then the primary dies: without WAIT the moves acknowledged
+        # meanwhile were on the primary only.
+        group.pause(replica)
+        filler = redis.Redis(port=old, socket_timeout=5)
+        filler.set("filler", b"x" * (16 << 20))
+        filler.close()
+        time.sleep(0.6)
         group.kill(old)
+        group.pause(replica, False)
         deadline = time.monotonic() + 20
         while group.current_primary() == old and time.monotonic() < deadline:
             time.sleep(0.1)
