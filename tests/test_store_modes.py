@@ -112,6 +112,28 @@ def test_cluster_wait_without_replicas_is_503_not_500(redis_cluster: servers.Clu
     assert "replica" in body["detail"] and r.header("retry-after"), r
 
 
+def test_cluster_with_replicas_acknowledges_with_wait(tmp_path: Path):
+    """3 masters with a replica each and REDIS_WAIT_REPLICAS=1 (the
+    ConfigMap's setting): creates, moves and deletes are answered once the
+    shard's replica has them, on every shard."""
+    cluster = servers.Cluster(tmp_path, masters=3, replicas=1)
+    try:
+        api = settings_app(REDIS_MODE="cluster", REDIS_URL=cluster.url, REDIS_WAIT_REPLICAS="1")
+        for seed in range(12):
+            m = api.create(2, seed=seed)
+            assert api.move(m.id, m.token(0), {"type": "draw"}, 0).status == 200
+            r = api.move(m.id, m.token(0), {"type": "discard_drawn"}, 1, headers={"Idempotency-Key": "k"})
+            assert r.status == 200, r
+            assert api.delete_match(m.id, m.admin).status == 204
+        for port in cluster.replicas:  # every replica got writes
+            node = redis.Redis(port=port)
+            assert node.info("replication")["role"] == "slave"
+            assert node.info("replication")["slave_repl_offset"] > 0
+            node.close()
+    finally:
+        cluster.stop()
+
+
 def test_cluster_master_killed_is_503_never_500(tmp_path: Path):
     """A master of a cluster without replicas dies: its matches (and, with
     full coverage required, all of them) answer 503 with Retry-After, never
