@@ -229,7 +229,8 @@ class Cluster(RedisGroup):
             node_dir = workdir / f"node-{port}"
             node_dir.mkdir(parents=True, exist_ok=True)
             self.start(port, _node_args(binary, port, node_dir, "--cluster-enabled", "yes",
-                                        "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1500"))
+                                        "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1500",
+                                        "--repl-diskless-sync-delay", "0"))
         self.masters, self.replicas = ports[:masters], ports[masters:]
         self.url = f"redis://127.0.0.1:{ports[0]}/0"
         clients = {p: redis.Redis(port=p, socket_timeout=2, decode_responses=True) for p in ports}
@@ -251,6 +252,9 @@ class Cluster(RedisGroup):
             for port in ports:
                 _wait_for(lambda c=clients[port]: "cluster_state:ok" in c.execute_command("CLUSTER", "INFO"),
                           f"cluster state ok on {port}")
+            for port in self.replicas:
+                _wait_for(lambda c=clients[port]: c.info("replication").get("master_link_status") == "up",
+                          f"replica {port} in sync")
             # every node must know every primary's slots before clients bootstrap from any of them
             for port in ports:
                 _wait_for(lambda c=clients[port]: len(c.execute_command("CLUSTER", "SLOTS")) == masters,
