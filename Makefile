@@ -8,7 +8,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 export HOST PORT
 
-.PHONY: install run lint test test-fast openapi bench bench-arena bench-memory redis-server clean
+.PHONY: install run lint test test-fast openapi bench bench-arena bench-memory bench-cluster redis-server clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,14 +32,19 @@ install: $(STAMP)
 run: $(SERVE_STAMP)
 	exec $(BIN)/gunicorn -c deploy/gunicorn.conf.py 'service.app:create_app()'
 
-## redis-server from Debian's packages (the tests start and stop their own instance).
+## redis-server, redis-sentinel and haproxy from Debian's packages (the tests
+## start and stop their own instances: a Redis, a cluster, a sentinel group, a balancer).
+DEBIAN_PACKAGES := redis-server redis-sentinel haproxy
 redis-server:
-	@command -v redis-server >/dev/null 2>&1 || { \
+	@missing=""; \
+	for p in $(DEBIAN_PACKAGES); do \
+	  command -v $$p >/dev/null 2>&1 || [ -x /usr/sbin/$$p ] || missing="$$missing $$p"; done; \
+	[ -z "$$missing" ] || { \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing Debian's redis-server package"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	    echo "installing Debian's packages:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	  else \
-	    echo "redis-server is missing: run 'sudo apt-get install redis-server'" >&2; exit 1; \
+	    echo "missing:$$missing: run 'sudo apt-get install$$missing'" >&2; exit 1; \
 	  fi; }
 
 ## ruff and mypy (configured in pyproject.toml; engine/ is strict).
@@ -66,6 +71,10 @@ bench-arena: $(STAMP) redis-server
 ## Bytes in Redis per new, active and finished match of every game.
 bench-memory: $(STAMP) redis-server
 	$(BIN)/python -m bench.memory
+
+## Apply-move throughput on one Redis vs a 3-master cluster, 1 and 2 instances, cache hit rate by routing.
+bench-cluster: $(STAMP) redis-server
+	$(BIN)/python -m bench.cluster
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
