@@ -14,9 +14,11 @@ them (:func:`storage`), for every ``REDIS_MODE``:
   in one slot, like a match's keys;
 * ``sentinel``: ``redis+sentinel://<REDIS_SENTINELS>/<REDIS_SENTINEL_MASTER>``:
   limits' sentinel storage asks the sentinels for the primary, as the store
-  does, and follows a failover.  Over a limit: 429 ``rate_limited`` with ``Retry-After``; every
-limited answer carries flask-limiter's ``X-RateLimit-Limit`` / ``-Remaining``
-/ ``-Reset`` (epoch seconds) headers.  Liveness, readiness and metrics are exempt.
+  does, follows a failover, and reads the counters from the primary too.
+
+Over a limit: 429 ``rate_limited`` with ``Retry-After``; every limited answer
+carries flask-limiter's ``X-RateLimit-Limit`` / ``-Remaining`` / ``-Reset``
+(epoch seconds) headers.  Liveness, readiness and metrics are exempt.
 
 Long-polls: at most ``MAX_WAITS_PER_CLIENT`` waiting ``GET …/events?wait=``
 per client address and worker process (a thread each); one more is 429
@@ -68,7 +70,9 @@ def storage(redis_client: Any, settings: Settings) -> tuple[str, dict[str, Any]]
         return "redis+cluster://" + _netloc(url), {"client": redis_client}
     if settings.redis_mode == "sentinel" and settings.sentinels:
         nodes = ",".join(f"{host}:{port}" for host, port in settings.sentinels)
-        return f"redis+sentinel://{nodes}/{settings.sentinel_master}", {**timeouts, "sentinel_kwargs": timeouts}
+        # counters read from the primary too: a replica lags (replication is asynchronous)
+        return f"redis+sentinel://{nodes}/{settings.sentinel_master}", {
+            **timeouts, "sentinel_kwargs": timeouts, "use_replicas": False}
     pool = getattr(redis_client, "connection_pool", None)
     return "redis://", {} if pool is None else {"connection_pool": pool}
 

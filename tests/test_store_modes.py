@@ -159,6 +159,7 @@ def test_limits_storage_for_every_mode():
         {"REDIS_MODE": "sentinel", "REDIS_SENTINELS": "a:1,b:2", "REDIS_SENTINEL_MASTER": "m", "REDIS_TIMEOUT": "2"}))
     assert uri == "redis+sentinel://a:1,b:2/m"
     assert options["socket_timeout"] == 2 and options["sentinel_kwargs"]["socket_timeout"] == 2
+    assert options["use_replicas"] is False  # a replica's counters lag
 
 
 def test_sentinel_rate_limits_on_the_primary(tmp_path: Path):
