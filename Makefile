@@ -12,7 +12,7 @@ CLIENT := clients/typescript
 NODE_STAMP := $(CLIENT)/node_modules/.package-lock.json
 
 .DEFAULT_GOAL := help
-.PHONY: help install run lint test openapi ts-client ts-client-generate npm-ci bench bench-arena bench-memory bench-stream redis-server browser clean
+.PHONY: help install run lint test openapi ts-client ts-client-generate npm-ci bench bench-arena bench-memory bench-stream bench-cluster redis-server browser clean
 
 ## List the targets with what they do.
 help:
@@ -40,14 +40,19 @@ install: $(STAMP)
 run: $(SERVE_STAMP)
 	exec $(BIN)/gunicorn -c deploy/gunicorn.conf.py 'service.app:create_app()'
 
-## redis-server from Debian's packages (the tests start and stop their own instance).
+## redis-server, redis-sentinel and haproxy from Debian's packages (the tests
+## start and stop their own instances: a Redis, a cluster, a sentinel group, a balancer).
+DEBIAN_PACKAGES := redis-server redis-sentinel haproxy
 redis-server:
-	@command -v redis-server >/dev/null 2>&1 || { \
+	@missing=""; \
+	for p in $(DEBIAN_PACKAGES); do \
+	  command -v $$p >/dev/null 2>&1 || [ -x /usr/sbin/$$p ] || missing="$$missing $$p"; done; \
+	[ -z "$$missing" ] || { \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing Debian's redis-server package"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	    echo "installing Debian's packages:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	  else \
-	    echo "redis-server is missing: run 'sudo apt-get install redis-server'" >&2; exit 1; \
+	    echo "missing:$$missing: run 'sudo apt-get install$$missing'" >&2; exit 1; \
 	  fi; }
 
 ## ruff and mypy (configured in pyproject.toml; engine/ is strict).
@@ -108,5 +113,9 @@ bench-memory: $(STAMP) redis-server
 	$(BIN)/python -m bench.memory
 
 ## Remove the venv, caches, the TS client's node_modules and dist, test artefacts.
+## Apply-move throughput on one Redis vs a 3-master cluster, 1 and 2 instances, cache hit rate by routing.
+bench-cluster: $(STAMP) redis-server
+	$(BIN)/python -m bench.cluster
+
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis $(CLIENT)/node_modules $(CLIENT)/dist test-artifacts

@@ -6,7 +6,8 @@ alternative), ``WORKER_CONNECTIONS`` (open connections per gevent worker,
 default 10000), ``THREADS`` (per gthread worker, default 64: there a stream or
 long-poll holds a thread each), ``REDIS_URL`` (unset: an embedded store, see
 below), ``PROMETHEUS_MULTIPROC_DIR`` (default: a fresh temporary directory),
-``READ_TIMEOUT`` (seconds one read of a request may wait, default 10; 0: none).
+``READ_TIMEOUT`` (seconds one read of a request may wait, default 10; 0: none),
+``REDIS_MODE`` and the other store settings (``service/config.py``).
 
 Serving model: gevent workers (gunicorn monkey-patches each worker before it
 loads the app).  A request that waits (a stream, a long-poll) is a greenlet
@@ -26,6 +27,12 @@ Shutdown (SIGTERM): the master stops the shared listening socket at once
 instead of waiting in the backlog; each worker ends its open streams at once
 (clients reconnect with ``Last-Event-ID``) and lets other requests finish
 within ``graceful_timeout``, which covers the longest long-poll (``wait=60``).
+
+Metrics: the workers of one instance write their files into
+``<PROMETHEUS_MULTIPROC_DIR>/<host>-<master pid>/``, so several instances may
+share one directory: each ``/metrics`` sums only its own workers, and an
+instance starting removes only the subdirectories of its host whose master is
+gone (a previous run), never a live instance's files.
 
 Embedded store: without ``REDIS_URL`` the master starts one fakeredis
 ``TcpFakeServer`` (Lua enabled through lupa) on a free loopback port before
@@ -83,15 +90,16 @@ def on_starting(server) -> None:
     if not metrics_dir:
         metrics_dir = _metrics_dir_owned = tempfile.mkdtemp(prefix="lodge-metrics-")
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
-    else:  # stale files of a previous run would be summed in
+    else:  # shared by several instances: a subdirectory of our own
         os.makedirs(metrics_dir, exist_ok=True)
-        for name in os.listdir(metrics_dir):
-            if name.endswith(".db"):
-                os.remove(os.path.join(metrics_dir, name))
+        _remove_dead_instances(metrics_dir)
+        _metrics_dir_owned = os.path.join(metrics_dir, f"{socket.gethostname()}-{os.getpid()}")
+        os.makedirs(_metrics_dir_owned, exist_ok=True)
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = _metrics_dir_owned
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft != hard:  # one descriptor per open stream: allow as many as the system lets us
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    if not os.environ.get("REDIS_URL"):
+    if not os.environ.get("REDIS_URL") and os.environ.get("REDIS_MODE", "single") in ("", "single"):
         from fakeredis import TcpFakeServer
 
         _embedded = TcpFakeServer(("127.0.0.1", 0))
@@ -147,6 +155,25 @@ def _bound_reads(seconds: float) -> None:
         return recv(self, size_hint)
 
     unreader.SocketUnreader.chunk = chunk
+
+
+def _remove_dead_instances(metrics_dir: str) -> None:
+    """Drop ``<host>-<pid>`` subdirectories of this host whose master is gone."""
+    prefix = socket.gethostname() + "-"
+    for name in os.listdir(metrics_dir):
+        pid = name[len(prefix):]
+        if name.startswith(prefix) and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(os.path.join(metrics_dir, name), ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 def child_exit(server, worker) -> None:

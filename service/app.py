@@ -7,10 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import redis
 from flask import Flask, request
-from redis.backoff import ExponentialBackoff
-from redis.retry import Retry
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from service import bodies, cors, docs_ui, errors, game_schemas, limits, metrics
@@ -19,6 +16,8 @@ from service.config import Settings
 from service.context import EXTENSION
 from service.matches import Lodge
 from service.notify import Notifier
+from service.redis_client import ReplicaWait
+from service.redis_client import build as redis_client_for
 from service.routes import games, matches, ops, stream
 from service.smorest_compat import SyncFlask, url_rule
 from service.store import Store
@@ -38,8 +37,9 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     """Build the app.
 
     ``redis_client``: a redis-py compatible client to use (e.g.
-    ``fakeredis.FakeRedis()``); by default one for ``REDIS_URL``, or an
-    in-process fakeredis when that is unset.  ``registry``: the games (by
+    ``fakeredis.FakeRedis()``); by default the one ``REDIS_MODE`` asks for
+    (:mod:`service.redis_client`; single mode without ``REDIS_URL``: an
+    in-process fakeredis).  ``registry``: the games (by
     default ``engine.REGISTRY``).  Nothing here talks to Redis, so the app
     (and its OpenAPI document) can be built with the store down.
     """
@@ -47,7 +47,7 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     if registry is None:
         from engine import REGISTRY as registry
     if redis_client is None:
-        redis_client = _client(settings)
+        redis_client = redis_client_for(settings)
 
     app = SyncFlask("lodge", static_folder=None)  # Lodge has no async views or hooks
     app.config.update(
@@ -67,7 +67,10 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]  # the DefaultJSONProvider
     app.config[stream.KEEPALIVE], app.config[stream.MAX_SECONDS] = settings.stream_keepalive, settings.stream_max
-    store = Store(redis_client, ttl=settings.match_ttl, cache_size=settings.cache_size, settings=settings)
+    write = ReplicaWait(redis_client, settings.wait_replicas, settings.wait_timeout_ms) \
+        if settings.wait_replicas > 0 else None
+    store = Store(redis_client, ttl=settings.match_ttl, cache_size=settings.cache_size, settings=settings,
+                  write=write)
     notifier = Notifier(redis_client, store.versions, safety=settings.notify_safety)
     app.extensions[EXTENSION] = Lodge(store, registry, notifier)
     app.wsgi_app = hide_query_token(app.wsgi_app)  # type: ignore[method-assign,assignment]
@@ -99,23 +102,6 @@ def _limit_streamed_body() -> None:
         return
     if len(request.get_data(cache=True)) >= limit and request.environ["wsgi.input"].read(1):
         raise RequestEntityTooLarge()
-
-
-def _client(settings: Settings) -> Any:
-    """The Redis client: ``REDIS_URL``, or an in-process fakeredis.
-
-    Two quick retries on connection errors cover a pooled connection that
-    went stale (Redis restart, failover); a longer outage fails fast as 503.
-    Resending a move script is safe: see the write id in ``keys.APPLY``.
-    """
-    if settings.redis_url:
-        return redis.Redis.from_url(
-            settings.redis_url, socket_timeout=settings.redis_timeout,
-            socket_connect_timeout=settings.redis_timeout, health_check_interval=30,
-            retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 2))
-    import fakeredis
-
-    return fakeredis.FakeRedis()
 
 
 def _document_doc_routes(api: Api) -> None:

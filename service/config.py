@@ -54,6 +54,14 @@ class Settings:
     resumes with ``Last-Event-ID``; this spreads streams over instances).
     ``NOTIFY_SAFETY``: seconds between the safety re-reads of watched matches
     (:mod:`service.notify`).
+
+    Store topology (:mod:`service.redis_client`): ``REDIS_MODE``
+    (``redis_mode``) ``single`` (``REDIS_URL``), ``cluster`` (``REDIS_URL``
+    names any node of a Redis Cluster) or ``sentinel`` (``REDIS_SENTINELS``
+    ``host:port,...`` and ``REDIS_SENTINEL_MASTER``).  Durability:
+    ``REDIS_WAIT_REPLICAS`` (``wait_replicas``) replicas must have every write
+    before it is answered (Redis ``WAIT``; default 0 in single mode, 1
+    otherwise), within ``REDIS_WAIT_TIMEOUT`` milliseconds (``wait_timeout_ms``).
     """
 
     redis_url: str | None = None
@@ -84,10 +92,18 @@ class Settings:
     stream_keepalive: float = 15.0
     stream_max: float = 3600.0
     notify_safety: float = 5.0
+    redis_mode: str = "single"
+    sentinels: tuple[tuple[str, int], ...] = ()
+    sentinel_master: str = "lodge"
+    wait_replicas: int = 0
+    wait_timeout_ms: int = 1000
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
+        mode = (env.get("REDIS_MODE") or "single").strip().lower()
+        if mode not in MODES:
+            raise ValueError(f"environment variable REDIS_MODE must be one of {', '.join(MODES)}, got {mode!r}")
         return cls(
             redis_url=env.get("REDIS_URL") or None,
             match_ttl=_int(env, "MATCH_TTL", cls.match_ttl),
@@ -107,4 +123,24 @@ class Settings:
             stream_keepalive=_number(env, "STREAM_KEEPALIVE", cls.stream_keepalive, float),
             stream_max=_number(env, "STREAM_MAX", cls.stream_max, float),
             notify_safety=_number(env, "NOTIFY_SAFETY", cls.notify_safety, float),
+            redis_mode=mode,
+            sentinels=_addresses(env.get("REDIS_SENTINELS", "")),
+            sentinel_master=env.get("REDIS_SENTINEL_MASTER") or cls.sentinel_master,
+            wait_replicas=_int(env, "REDIS_WAIT_REPLICAS", 0 if mode == "single" else 1),
+            wait_timeout_ms=_int(env, "REDIS_WAIT_TIMEOUT", cls.wait_timeout_ms),
         )
+
+
+#: The values of ``REDIS_MODE``.
+MODES = ("single", "cluster", "sentinel")
+
+
+def _addresses(raw: str) -> tuple[tuple[str, int], ...]:
+    """``host:port,host:port`` (``REDIS_SENTINELS``) as pairs."""
+    out = []
+    for item in filter(None, (part.strip() for part in raw.split(","))):
+        host, sep, port = item.rpartition(":")
+        if not sep or not host or not port.isdigit():
+            raise ValueError(f"environment variable REDIS_SENTINELS must be host:port,..., got {item!r}")
+        out.append((host, int(port)))
+    return tuple(out)

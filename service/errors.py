@@ -19,6 +19,8 @@ import redis.exceptions
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
+from service.redis_client import NotReplicated
+
 PROBLEM_JSON = "application/problem+json"
 TYPE_PREFIX = "tag:lodge,2026:problem:"
 
@@ -46,8 +48,14 @@ CODES: dict[str, tuple[int, str]] = {
     "store_unavailable": (503, "Store unavailable"),
 }
 
-#: Redis failures that mean "try again later", never a 500.
-STORE_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+#: Redis failures that mean "try again later", never a 500: no connection, a
+#: cluster that stayed unreachable or unsettled through the client's retries
+#: (no node answers, a slot without a node, redirections without end), no
+#: primary known to the sentinels (a ConnectionError).
+STORE_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.ClusterError,
+                redis.exceptions.SlotNotCoveredError)
+#: Cluster redirections and "try again" replies still failing after the retries.
+CLUSTER_REPLIES = (redis.exceptions.AskError, redis.exceptions.TryAgainError, redis.exceptions.ClusterDownError)
 #: Error replies of a reachable Redis that cannot serve right now (memory
 #: full, read-only replica after a failover, loading, busy script, cluster
 #: resharding).  Inside a Lua script they arrive as a plain ResponseError.
@@ -207,7 +215,7 @@ def _discard_body() -> None:
 def is_outage(error: redis.exceptions.ResponseError) -> bool:
     """An error reply that means the store cannot serve now, not a bug."""
     if isinstance(error, (redis.exceptions.ReadOnlyError, redis.exceptions.OutOfMemoryError,
-                          redis.exceptions.BusyLoadingError)):
+                          redis.exceptions.BusyLoadingError, *CLUSTER_REPLIES)):
         return True
     words = str(error).replace(":", " ").replace("-", " ").split()
     return any(word in OUTAGE_REPLIES for word in words)
@@ -235,6 +243,22 @@ def register(app: Flask, retry_after: int) -> None:
 
     for exc in STORE_ERRORS:
         app.register_error_handler(exc, on_store_error)
+
+    def on_not_replicated(error: Exception) -> Response:
+        log.warning("write not replicated: %s", error)
+        return problem("store_unavailable",
+                       "the store could not confirm the write on a replica in time; it may or may not have been "
+                       "applied: retry with the same Idempotency-Key, or read the match",
+                       headers={"Retry-After": str(retry_after)})
+
+    app.register_error_handler(NotReplicated, on_not_replicated)
+
+    def on_cluster_setup(error: redis.exceptions.RedisClusterException) -> Response:
+        if "cannot be connected" in str(error):  # building the client: no startup node answers
+            return on_store_error(error)
+        return on_bug(error)
+
+    app.register_error_handler(redis.exceptions.RedisClusterException, on_cluster_setup)
 
     def on_store_reply(error: redis.exceptions.ResponseError) -> Response:
         if is_outage(error):

@@ -213,14 +213,27 @@ return {'ok', v}
 
 COMPACT = """
 -- Replace a finished match's move log, events and index by its archive.
--- KEYS: 1 meta, 2 snap, 3 moves, 4 events, 5 evidx, 6 idems
+-- KEYS: 1 meta, 2 snap, 3 moves, 4 events, 5 evidx, 6 idems,
+--       7.. the idempotency records idems listed when the caller read it
+-- (declared, as Redis Cluster wants every key a script touches).
 -- ARGV: 1 version (the final one), 2 archive, 3 moves in the archive,
 --       4 finished ttl seconds (idempotency records expire no later)
 -- Returns 1 when compacted, 0 when the match is not at that version, is
--- already compacted or its move log disagrees (then nothing changes).
+-- already compacted or its move log disagrees (then nothing changes), -1
+-- (nothing changed) when idems lists a record not among KEYS: read idems
+-- again and retry.
 if redis.call('HGET', KEYS[2], 'v') ~= ARGV[1] or redis.call('HEXISTS', KEYS[2], 'z') == 1
    or redis.call('LLEN', KEYS[3]) ~= tonumber(ARGV[3]) or redis.call('EXISTS', KEYS[1]) == 0 then
   return 0
+end
+local declared = {}
+for i = 7, #KEYS do
+  declared[KEYS[i]] = true
+end
+for _, key in ipairs(redis.call('SMEMBERS', KEYS[6])) do
+  if not declared[key] then
+    return -1
+  end
 end
 redis.call('HSET', KEYS[2], 'z', ARGV[2])
 redis.call('HDEL', KEYS[2], 's', 'e')
@@ -228,9 +241,9 @@ redis.call('DEL', KEYS[3], KEYS[4], KEYS[5])
 local ttl = tonumber(ARGV[4])
 redis.call('EXPIRE', KEYS[1], ttl)
 redis.call('EXPIRE', KEYS[2], ttl)
-for _, key in ipairs(redis.call('SMEMBERS', KEYS[6])) do
-  if redis.call('TTL', key) > ttl then
-    redis.call('EXPIRE', key, ttl)
+for i = 7, #KEYS do
+  if redis.call('TTL', KEYS[i]) > ttl then
+    redis.call('EXPIRE', KEYS[i], ttl)
   end
 end
 if redis.call('TTL', KEYS[6]) > ttl then
@@ -275,14 +288,47 @@ return {'events', v, redis.call('LRANGE', KEYS[4], tonumber(start), -1)}
 
 DELETE = """
 -- Delete a match and its idempotency records.
--- KEYS: 1 meta, 2 snap, 3 moves, 4 events, 5 evidx, 6 idems
--- The record keys listed in idems share the match's hash tag (same slot).
--- Returns the number of keys removed.
-local n = 0
-for _, key in ipairs(redis.call('SMEMBERS', KEYS[6])) do
-  n = n + redis.call('DEL', key)
+-- KEYS: 1 meta, 2 snap, 3 moves, 4 events, 5 evidx, 6 idems,
+--       7.. the idempotency records idems listed when the caller read it
+-- (declared, as Redis Cluster wants every key a script touches).
+-- The snapshot hash holds a compacted match's archive (``z``): deleting it
+-- removes the archive too.
+-- Returns the number of keys removed, or -1 (nothing removed) when idems now
+-- lists a record that is not among KEYS: read idems again and retry.
+local declared = {}
+for i = 7, #KEYS do
+  declared[KEYS[i]] = true
 end
-n = n + redis.call('DEL', unpack(KEYS))
+for _, key in ipairs(redis.call('SMEMBERS', KEYS[6])) do
+  if not declared[key] then
+    return -1
+  end
+end
+local n = redis.call('DEL', unpack(KEYS))
 redis.pcall('SPUBLISH', string.sub(KEYS[1], 1, -5) .. 'changed', -1)  -- meta -> changed: service.notify
 return n
+"""
+
+RECORD = """
+-- Whether the match exists, its snapshot fields and the whole move log, read
+-- atomically (a script rather than MULTI: one slot, any cluster client).
+-- KEYS: 1 meta, 2 snap, 3 moves
+-- Returns {1 or 0, {version, state, archive (each or false)}, {move log
+-- entry JSON, ...}} (a compacted match's log is in its archive).
+return {redis.call('EXISTS', KEYS[1]), redis.call('HMGET', KEYS[2], 'v', 's', 'z'),
+        redis.call('LRANGE', KEYS[3], 0, -1)}
+"""
+
+MOVES = """
+-- The first ARGV[1] entries of the move log, read atomically with the
+-- archive of a compacted match (whose log is in the archive).
+-- KEYS: 1 snap, 2 moves
+-- ARGV: 1 upto (integer >= 0)
+-- Returns {archive or false, {move log entry JSON, ...}}.
+local upto = tonumber(ARGV[1])
+local moves = {}
+if upto > 0 then
+  moves = redis.call('LRANGE', KEYS[2], 0, upto - 1)
+end
+return {redis.call('HGET', KEYS[1], 'z'), moves}
 """

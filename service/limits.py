@@ -3,11 +3,22 @@
 Rates: every request counts against ``RATE_LIMIT_DEFAULT`` and a match
 creation also against ``RATE_LIMIT_CREATE`` (flask-limiter's notation, e.g.
 ``"20/second;600/minute"``), per client address.  The counters live in the
-match store's Redis (the same connection pool), so every worker and every
-instance on that Redis shares them; the embedded fakeredis store works the
-same way.  Over a limit: 429 ``rate_limited`` with ``Retry-After``; every
-limited answer carries flask-limiter's ``X-RateLimit-Limit`` / ``-Remaining``
-/ ``-Reset`` (epoch seconds) headers.  Liveness, readiness and metrics are exempt.
+match store's Redis, so every worker and every instance on that Redis shares
+them (:func:`storage`), for every ``REDIS_MODE``:
+
+* ``single`` (and the embedded fakeredis store): ``redis://`` on the store
+  client's own connection pool;
+* ``cluster``: ``redis+cluster://<REDIS_URL's node>`` on the store's own
+  cluster client (:class:`SharedClusterStorage`: built on first use, so the
+  app starts with the cluster down, as the store does); a counter key lives
+  in one slot, like a match's keys;
+* ``sentinel``: ``redis+sentinel://<REDIS_SENTINELS>/<REDIS_SENTINEL_MASTER>``:
+  limits' sentinel storage asks the sentinels for the primary, as the store
+  does, follows a failover, and reads the counters from the primary too.
+
+Over a limit: 429 ``rate_limited`` with ``Retry-After``; every limited answer
+carries flask-limiter's ``X-RateLimit-Limit`` / ``-Remaining`` / ``-Reset``
+(epoch seconds) headers.  Liveness, readiness and metrics are exempt.
 
 Long-polls: at most ``MAX_WAITS_PER_CLIENT`` waiting ``GET …/events?wait=``
 per client address and worker process (a thread each); one more is 429
@@ -29,12 +40,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import redis
 from flask import Flask, Response, current_app, request
 from flask_limiter import Limiter, RequestLimit
+from limits.storage import RedisClusterStorage, RedisStorage, Storage
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service.config import Settings
 from service.errors import ApiError, problem
+from service.redis_client import LazyCluster
 
 log = logging.getLogger(__name__)
 WAITS = "lodge.waits"
@@ -47,12 +61,53 @@ def client_address() -> str:
     return request.remote_addr or "unknown"
 
 
-def storage_uri(settings: Settings) -> str:
-    """flask-limiter's storage for the match store's Redis: the connection
-    pool is passed on, so the URI only names the kind of storage."""
-    if getattr(settings, "redis_mode", "single") == "cluster":
-        return "redis+cluster://" + (settings.redis_url or "").split("://", 1)[-1]
-    return "redis://"
+def storage(redis_client: Any, settings: Settings) -> tuple[str, dict[str, Any]]:
+    """flask-limiter's storage URI and options for the match store's Redis
+    (see the module docstring)."""
+    timeouts = {"socket_timeout": settings.redis_timeout, "socket_connect_timeout": settings.redis_timeout}
+    if isinstance(redis_client, (LazyCluster, redis.RedisCluster)):
+        url = redis_client.url if isinstance(redis_client, LazyCluster) else _node_url(redis_client)
+        return "redis+cluster://" + _netloc(url), {"client": redis_client}
+    if settings.redis_mode == "sentinel" and settings.sentinels:
+        nodes = ",".join(f"{host}:{port}" for host, port in settings.sentinels)
+        # counters read from the primary too: a replica lags (replication is asynchronous)
+        return f"redis+sentinel://{nodes}/{settings.sentinel_master}", {
+            **timeouts, "sentinel_kwargs": timeouts, "use_replicas": False}
+    pool = getattr(redis_client, "connection_pool", None)
+    return "redis://", {} if pool is None else {"connection_pool": pool}
+
+
+def _netloc(url: str) -> str:
+    """``host:port`` (and credentials) of a ``redis://`` URL, without its path."""
+    return url.split("://", 1)[-1].split("/", 1)[0]
+
+
+def _node_url(cluster: redis.RedisCluster) -> str:
+    node = cluster.get_default_node()
+    return f"redis://{node.host}:{node.port}"
+
+
+class SharedClusterStorage(RedisClusterStorage):
+    """limits' Redis Cluster storage, on a cluster client given as the
+    ``client`` option (the store's; its :class:`LazyCluster` connects on
+    first use) instead of one built at once from the URI.  Without
+    ``client`` it is limits' own.  It takes over the ``redis+cluster``
+    scheme from :class:`RedisClusterStorage` (its subclass, so every other
+    use is unchanged)."""
+
+    STORAGE_SCHEME = ["redis+cluster"]
+
+    def __init__(self, uri: str, key_prefix: str = RedisStorage.PREFIX, wrap_exceptions: bool = False,
+                 client: Any = None, **options: Any):
+        if client is None:
+            super().__init__(uri, key_prefix=key_prefix, wrap_exceptions=wrap_exceptions, **options)
+            return
+        self.key_prefix = key_prefix
+        self.target_server = "redis"
+        self.dependency = self.dependencies["redis"].module
+        self.storage = client
+        self.initialize_storage(uri)
+        Storage.__init__(self, uri, wrap_exceptions, **options)
 
 
 def _rate_limited(limit: RequestLimit) -> Response:
@@ -66,13 +121,10 @@ def install(app: Flask, redis_client: Any, settings: Settings) -> Limiter:
     """Rate limits on ``app`` with counters in ``redis_client``'s Redis."""
     if settings.trusted_proxies > 0:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)  # type: ignore[method-assign]
-    options: dict[str, Any] = {}
-    pool = getattr(redis_client, "connection_pool", None)
-    if pool is not None and storage_uri(settings) == "redis://":
-        options["connection_pool"] = pool
+    uri, options = storage(redis_client, settings)
     limiter = Limiter(
         client_address, app=app, application_limits=[settings.rate_limit_default],
-        storage_uri=storage_uri(settings), storage_options=options, strategy="fixed-window",
+        storage_uri=uri, storage_options=options, strategy="fixed-window",
         headers_enabled=False, key_prefix="lodge", swallow_errors=True, on_breach=_rate_limited,
         enabled=settings.rate_limit_enabled)
     for endpoint in EXEMPT:

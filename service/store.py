@@ -8,16 +8,23 @@ snapshot seen of a match is cached too, but only the write path
 (:meth:`Store.apply`) trusts it, because the compare-and-set in Redis catches
 a stale one.  Reads that must be current go to Redis.
 
-Redis ``ConnectionError``/``TimeoutError`` propagate unchanged; the web layer
-maps them to 503.  A failure while a move script may already have run raises
-:class:`WriteUnsettled` (a ``TimeoutError``) so the caller can say the move
-may have been applied.  Every write is a single Lua script, so nothing is
-ever half-written; keys of a match that disagree raise :class:`DamagedMatch`.
+Redis ``ConnectionError``/``TimeoutError`` (and a cluster's ``ClusterError``)
+propagate unchanged; the web layer maps them to 503.  A failure while a move
+or delete script may already have run raises :class:`WriteUnsettled` (a
+``TimeoutError``) so the caller can say the move may have been applied.
+Every write is a single Lua script, so nothing is ever half-written; keys of
+a match that disagree raise :class:`DamagedMatch`.  Every script declares
+every key it touches and every multi-key read is a script too (no MULTI), so
+all of it runs unchanged on Redis Cluster (the keys of a match share one
+slot).  The write scripts go through ``write`` (e.g.
+:class:`service.redis_client.ReplicaWait`: ``WAIT`` for replicas after each).
 
 Time budget: :meth:`Store.budget` opens a per-request deadline
 (``REDIS_BUDGET`` seconds); redis-py's retries stop once it has passed and no
-new command starts after it (:class:`BudgetRetry`).  A request so waits at
-most the budget plus the one try under way when it ends (``REDIS_TIMEOUT``).
+new command starts after it (:class:`BudgetRetry`; a ``RedisCluster``, which
+retries by itself, starts no attempt after it: :func:`_bound_retries`).  A
+request so waits at most the budget plus the one try under way when it ends
+(``REDIS_TIMEOUT``).
 
 A finished match is compacted (:meth:`Store.compact`): its move log and the
 final state go into one compressed archive and its events and index are
@@ -39,12 +46,14 @@ from typing import Any, TypeVar
 
 import orjson
 import redis
+from redis.commands.core import Script
 from redis.retry import Retry
 
 from service import keys as lua
 from service.cache import LRU
 from service.config import Settings
 from service.keys import Keys
+from service.redis_client import LazyCluster
 
 T = TypeVar("T")
 #: Decoded archives of finished matches cached per worker (each up to ~100 KB).
@@ -106,6 +115,10 @@ class WriteUnsettled(redis.exceptions.TimeoutError):
     """The store failed after a write may have been sent: it may have run."""
 
 
+#: Failures after which a write script may or may not have run.
+UNSETTLED = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.ClusterError)
+
+
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("lodge_redis_deadline", default=None)
 
 
@@ -163,13 +176,17 @@ class Store:
     """Matches in Redis: one atomic script per write, one round trip per move.
 
     ``settings`` gives ``IDEMPOTENCY_TTL``, ``FINISHED_TTL``, ``REDIS_BUDGET``
-    and ``RETRY_AFTER`` (by default read from the environment)."""
+    and ``RETRY_AFTER`` (by default read from the environment).
+    ``write(script, keys, args)`` runs the write scripts (create, move,
+    compact, delete) when given, e.g. :class:`service.redis_client.ReplicaWait`."""
 
     def __init__(self, client: redis.Redis, *, ttl: int, cache_size: int = 4096,
-                 settings: Settings | None = None):
+                 settings: Settings | None = None,
+                 write: Callable[[Script, list[str], list[Any]], Any] | None = None):
         settings = settings or Settings.from_env()
         self.client = client
         self.ttl = ttl
+        self._write = write or _run
         self.idem_ttl = settings.idempotency_ttl
         self.finished_ttl = settings.finished_ttl
         self.budget_seconds = settings.redis_budget
@@ -179,6 +196,8 @@ class Store:
         self._compact = client.register_script(lua.COMPACT)
         self._events_since = client.register_script(lua.EVENTS_SINCE)
         self._delete = client.register_script(lua.DELETE)
+        self._record = client.register_script(lua.RECORD)
+        self._moves = client.register_script(lua.MOVES)
         self._meta: LRU[str, Meta] = LRU(cache_size)
         self._snaps: LRU[str, Snapshot] = LRU(cache_size)
         self._archives: LRU[str, Archive] = LRU(min(cache_size, ARCHIVE_CACHE))
@@ -216,7 +235,8 @@ class Store:
         """Write a new match (version 0); False when the id is taken."""
         k = Keys(meta.match_id)
         state_json = orjson.dumps(state)
-        created = self._create(keys=k.fixed(), args=[
+        _check_deadline()
+        created = self._write(self._create, k.fixed(), [
             meta.to_json(), state_json, self.ttl, *(orjson.dumps(e) for e in events)])
         if created:
             self._meta.put(meta.match_id, meta)
@@ -248,8 +268,8 @@ class Store:
             secrets.token_hex(8), min(self.idem_ttl, self.ttl), *(orjson.dumps(e) for e in events)]
         _check_deadline()
         try:
-            reply = self._apply(keys=keys, args=args)
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+            reply = self._write(self._apply, keys, args)
+        except UNSETTLED as exc:
             raise WriteUnsettled(str(exc)) from exc
         outcome = reply[0]
         if outcome == b"ok":
@@ -281,21 +301,36 @@ class Store:
             return False
         archive = compress(moves, state)
         k = Keys(match_id)
-        done = bool(self._compact(keys=k.fixed(), args=[version, archive, len(moves), self.finished_ttl]))
+        args = [version, archive, len(moves), self.finished_ttl]
+        done = -1
+        while done < 0:  # -1: a move added an idempotency record meanwhile
+            done = self._write(self._compact, k.fixed() + self._idem_records(k), args)
         if done:
             self._archives.put(match_id, Archive(list(moves), state))
-        return done
+        return bool(done)
 
     def delete(self, match_id: str) -> bool:
         """Remove every key of the match; False when there was nothing.
         A failure once the script may have been sent raises :class:`WriteUnsettled`."""
+        k = Keys(match_id)
+        removed = -1
         try:
-            removed = self._delete(keys=Keys(match_id).fixed())
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
-            raise WriteUnsettled(str(exc)) from exc
+            while removed < 0:  # -1: a move added an idempotency record meanwhile
+                records = self._idem_records(k)
+                _check_deadline()
+                try:
+                    removed = self._write(self._delete, k.fixed() + records, [])
+                except UNSETTLED as exc:
+                    raise WriteUnsettled(str(exc)) from exc
         finally:
             self.forget(match_id)
         return bool(removed)
+
+    def _idem_records(self, k: Keys) -> list[str]:
+        """The idempotency record keys the match's ``idems`` lists now (a
+        script must declare them)."""
+        members: set[bytes | str] = self.client.smembers(k.idems)
+        return sorted(m.decode() if isinstance(m, bytes) else m for m in members)
 
     # --- reads ----------------------------------------------------------
     def meta(self, match_id: str) -> Meta | None:
@@ -376,14 +411,10 @@ class Store:
         return [None if v is None else int(v) for v in pipe.execute()]
 
     def record(self, match_id: str) -> tuple[Snapshot, list[bytes]] | None:
-        """Current snapshot and the raw move log, read in one transaction;
+        """Current snapshot and the raw move log, read atomically (one script);
         :class:`DamagedMatch` when the log is shorter than the version."""
         k = Keys(match_id)
-        pipe = self.client.pipeline(transaction=True)
-        pipe.exists(k.meta)
-        pipe.hmget(k.snap, "v", "s", "z")
-        pipe.lrange(k.moves, 0, -1)
-        exists, fields, moves = pipe.execute()
+        exists, fields, moves = self._record(keys=[k.meta, k.snap, k.moves])
         if not exists:
             return None
         snap = self._read_snapshot(match_id, fields)
@@ -398,10 +429,7 @@ class Store:
     def moves(self, match_id: str, upto: int) -> list[bytes]:
         """The first ``upto`` raw moves of the log (live or archived)."""
         k = Keys(match_id)
-        pipe = self.client.pipeline(transaction=True)
-        pipe.hget(k.snap, "z")
-        pipe.lrange(k.moves, 0, upto - 1)
-        z, moves = pipe.execute()
+        z, moves = self._moves(keys=[k.snap, k.moves], args=[upto])
         if z is not None:
             moves = self._archive(match_id, z).moves[:upto]
         if len(moves) != upto:
@@ -450,12 +478,45 @@ class Store:
                 self._snaps.put(match_id, snap)
 
 
+def _run(script: Script, keys: list[str], args: list[Any]) -> Any:
+    return script(keys=keys, args=args)
+
+
 def _bound_retries(client: Any) -> None:
-    """Make the client's retries respect the request's deadline."""
+    """Make the client's retries respect the request's deadline.
+
+    ``redis.Redis`` (single, and sentinel's ``master_for``) retries through
+    its ``Retry``: replaced by a :class:`BudgetRetry`.  ``RedisCluster`` has
+    ``set_retry`` but no ``get_retry`` and never calls ``call_with_retry``:
+    it loops over ``retry.get_retries()`` attempts itself (refreshing the
+    slot map in between), so each attempt checks the deadline first.  A
+    :class:`LazyCluster` gets the same once it builds its client (building
+    it here would talk to the cluster)."""
+    if isinstance(client, LazyCluster):
+        client.on_build(_bound_retries)
+        return
+    if isinstance(client, redis.RedisCluster):
+        _bound_cluster(client)
+        return
     get_retry = getattr(client, "get_retry", None)
     retry = get_retry() if get_retry is not None else None
     if isinstance(retry, Retry) and not isinstance(retry, BudgetRetry):
         client.set_retry(BudgetRetry(retry._backoff, retry._retries, retry._supported_errors))
+
+
+def _bound_cluster(cluster: redis.RedisCluster) -> None:
+    if getattr(cluster, "_lodge_bounded", False):
+        return
+    retry = cluster.retry
+    cluster.set_retry(BudgetRetry(retry._backoff, retry._retries, retry._supported_errors))
+    attempt = cluster._execute_command
+
+    def bounded(target_node: Any, *args: Any, **kwargs: Any) -> Any:
+        _check_deadline()
+        return attempt(target_node, *args, **kwargs)
+
+    cluster._execute_command = bounded  # type: ignore[method-assign]
+    cluster._lodge_bounded = True  # type: ignore[attr-defined]
 
 
 def fingerprint(seat: int, move: dict[str, Any], version: int | None) -> str:

