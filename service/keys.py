@@ -116,6 +116,22 @@ end
 return 1
 """
 
+#: Lua: return -1 (the caller reads ``idems`` again and retries) unless every
+#: idempotency record ``idems`` (KEYS[6]) lists is among KEYS[7..]: Redis
+#: Cluster wants every key a script touches declared.
+_ALL_IDEMS_DECLARED = """
+local declared = {}
+for i = 7, #KEYS do
+  declared[KEYS[i]] = true
+end
+for _, key in ipairs(redis.call('SMEMBERS', KEYS[6])) do
+  if not declared[key] then
+    return -1
+  end
+end
+"""
+
+
 #: Lua: the name of the first key of a live (not compacted) match that
 #: disagrees with its version ``cur``, or nil.  KEYS as in APPLY.
 _DAMAGE = """
@@ -226,16 +242,7 @@ if redis.call('HGET', KEYS[2], 'v') ~= ARGV[1] or redis.call('HEXISTS', KEYS[2],
    or redis.call('LLEN', KEYS[3]) ~= tonumber(ARGV[3]) or redis.call('EXISTS', KEYS[1]) == 0 then
   return 0
 end
-local declared = {}
-for i = 7, #KEYS do
-  declared[KEYS[i]] = true
-end
-for _, key in ipairs(redis.call('SMEMBERS', KEYS[6])) do
-  if not declared[key] then
-    return -1
-  end
-end
-redis.call('HSET', KEYS[2], 'z', ARGV[2])
+""" + _ALL_IDEMS_DECLARED + """redis.call('HSET', KEYS[2], 'z', ARGV[2])
 redis.call('HDEL', KEYS[2], 's', 'e')
 redis.call('DEL', KEYS[3], KEYS[4], KEYS[5])
 local ttl = tonumber(ARGV[4])
@@ -295,16 +302,7 @@ DELETE = """
 -- removes the archive too.
 -- Returns the number of keys removed, or -1 (nothing removed) when idems now
 -- lists a record that is not among KEYS: read idems again and retry.
-local declared = {}
-for i = 7, #KEYS do
-  declared[KEYS[i]] = true
-end
-for _, key in ipairs(redis.call('SMEMBERS', KEYS[6])) do
-  if not declared[key] then
-    return -1
-  end
-end
-local n = redis.call('DEL', unpack(KEYS))
+""" + _ALL_IDEMS_DECLARED + """local n = redis.call('DEL', unpack(KEYS))
 redis.pcall('SPUBLISH', string.sub(KEYS[1], 1, -5) .. 'changed', -1)  -- meta -> changed: service.notify
 return n
 """
