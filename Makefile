@@ -112,10 +112,10 @@ bench-stream: $(STAMP) redis-server
 bench-memory: $(STAMP) redis-server
 	$(BIN)/python -m bench.memory
 
-## Remove the venv, caches, the TS client's node_modules and dist, test artefacts.
 ## Apply-move throughput on one Redis vs a 3-master cluster, 1 and 2 instances, cache hit rate by routing.
 bench-cluster: $(STAMP) redis-server
 	$(BIN)/python -m bench.cluster
 
+## Remove the venv, caches, the TS client's node_modules and dist, test artefacts.
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis $(CLIENT)/node_modules $(CLIENT)/dist test-artifacts

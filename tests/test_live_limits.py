@@ -16,8 +16,12 @@ def _raw(base: str, request: bytes) -> tuple[int, dict[str, str], bytes]:
     with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
         sock.sendall(request)
         data = b""
-        while chunk := sock.recv(65536):
-            data += chunk
+        try:
+            while chunk := sock.recv(65536):
+                data += chunk
+        except ConnectionResetError:  # the server closed with part of our request unread (gevent
+            if not data:              # workers): its answer came before the reset
+                raise
     head, _, body = data.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     headers = dict(line.split(": ", 1) for line in lines[1:])
@@ -25,7 +29,7 @@ def _raw(base: str, request: bytes) -> tuple[int, dict[str, str], bytes]:
 
 
 @pytest.mark.parametrize("status, request_bytes", [
-    (414, b"GET /v1/games/" + b"g" * 60_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"),
+    (414, b"GET /v1/games/" + b"g" * 5_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"),
     (431, b"GET /v1/games HTTP/1.1\r\nHost: x\r\nX-Big: " + b"h" * 9000 + b"\r\n\r\n"),
     (431, b"GET /v1/games HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(120)) + b"\r\n"),
     (400, b"GET\x01 / HTTP/1.1\r\nHost: x\r\n\r\n"),
