@@ -162,6 +162,10 @@ class ReplicaWait:
                 continue
             if isinstance(reply, Exception):
                 raise reply
+            if isinstance(acked, redis.exceptions.ResponseError) and "replica" in str(acked):
+                # a failover demoted the node between the script and WAIT: the
+                # write may be lost with the old primary's history
+                raise NotReplicated(f"the node became a replica before it confirmed the write ({acked})")
             if isinstance(acked, Exception):
                 raise acked
             if int(acked) < self.replicas:
