@@ -162,6 +162,16 @@ def _refused_promptly(base: str) -> bool:
         return False
 
 
+def _start_players(base: str, matches: list[dict], acked: list[tuple[str, int]],
+                   stop: threading.Event) -> list[threading.Thread]:
+    """One thread per match playing random legal moves until ``stop``; each
+    acknowledged move goes into ``acked``."""
+    players = [threading.Thread(target=_play, args=(base, m, acked, stop)) for m in matches]
+    for t in players:
+        t.start()
+    return players
+
+
 def test_sigterm_under_load_finishes_in_flight_refuses_new_and_loses_nothing(tmp_path):
     rproc, rurl = _redis(tmp_path)
     proc, base = _gunicorn(tmp_path, rurl, workers=2, THREADS="8")
@@ -169,9 +179,7 @@ def test_sigterm_under_load_finishes_in_flight_refuses_new_and_loses_nothing(tmp
     acked: list[tuple[str, int]] = []
     try:
         matches = [_create(base, seed) for seed in range(4)]
-        players = [threading.Thread(target=_play, args=(base, m, acked, stop)) for m in matches]
-        for t in players:
-            t.start()
+        players = _start_players(base, matches, acked, stop)
         time.sleep(1.0)
         poll = ThreadPoolExecutor(1).submit(
             requests.get, f"{base}/v1/matches/{matches[0]['match_id']}/events",
@@ -201,9 +209,7 @@ def test_acknowledged_moves_survive_a_redis_sigkill_with_aof(tmp_path):
     acked: list[tuple[str, int]] = []
     try:
         matches = [_create(base, seed) for seed in range(4)]
-        players = [threading.Thread(target=_play, args=(base, m, acked, stop)) for m in matches]
-        for t in players:
-            t.start()
+        players = _start_players(base, matches, acked, stop)
         time.sleep(1.5)
         os.kill(rproc.pid, signal.SIGKILL)
         rproc.wait(timeout=10)
@@ -229,9 +235,7 @@ def test_a_worker_killed_mid_move_leaves_no_half_applied_move(tmp_path):
     acked: list[tuple[str, int]] = []
     try:
         matches = [_create(base, seed) for seed in range(6)]
-        players = [threading.Thread(target=_play, args=(base, m, acked, stop)) for m in matches]
-        for t in players:
-            t.start()
+        players = _start_players(base, matches, acked, stop)
         for _ in range(3):
             time.sleep(0.7)
             pids = worker_pids(proc)
