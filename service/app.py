@@ -82,7 +82,7 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     docs_ui.install(app)
     cors.install(app, settings.cors_origins)
     errors.register(app, settings.retry_after)
-    limits.install(app, redis_client, settings)
+    limits.install(app, redis_client, settings, store.budget)
     metrics.instrument(app)
     app.before_request(_limit_streamed_body)
     bodies.install(app)

@@ -16,6 +16,14 @@ them (:func:`storage`), for every ``REDIS_MODE``:
   limits' sentinel storage asks the sentinels for the primary, as the store
   does, follows a failover, and reads the counters from the primary too.
 
+Time: the counters' calls run within the request's store budget
+(``REDIS_BUDGET``, :meth:`service.store.Store.budget`), opened before the
+limiter looks and kept for the rest of the request, so a stalled Redis costs
+a request one budget in all, limits included; a limiter that cannot reach
+its counters lets the request through (``swallow_errors``).  Requests that
+wait (long-polls, streams) let it go after the limiter: each of their looks
+at the store has its own budget.
+
 Over a limit: 429 ``rate_limited`` with ``Retry-After``; every limited answer
 carries flask-limiter's ``X-RateLimit-Limit`` / ``-Remaining`` / ``-Reset``
 (epoch seconds) headers.  Liveness, readiness and metrics are exempt.
@@ -36,12 +44,12 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import redis
-from flask import Flask, Response, current_app, request
+from flask import Flask, Response, current_app, g, request
 from flask_limiter import Limiter, RequestLimit
 from limits.storage import RedisClusterStorage, RedisStorage, Storage
 from werkzeug.middleware.proxy_fix import ProxyFix
@@ -54,6 +62,8 @@ log = logging.getLogger(__name__)
 WAITS = "lodge.waits"
 #: Endpoints no limit applies to (probes and scrapers call them often).
 EXEMPT = ("ops.Health", "ops.Ready", "ops.Metrics")
+#: Endpoints that wait for changes: each look at the store has its own budget.
+WAITING = ("matches.Events", "stream.Stream")
 
 
 def client_address() -> str:
@@ -117,16 +127,22 @@ def _rate_limited(limit: RequestLimit) -> Response:
                    headers={"Retry-After": str(retry)})
 
 
-def install(app: Flask, redis_client: Any, settings: Settings) -> Limiter:
-    """Rate limits on ``app`` with counters in ``redis_client``'s Redis."""
+def install(app: Flask, redis_client: Any, settings: Settings,
+            budget: Callable[[], AbstractContextManager[None]]) -> Limiter:
+    """Rate limits on ``app`` with counters in ``redis_client``'s Redis,
+    looked up within the request's store ``budget``."""
     if settings.trusted_proxies > 0:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)  # type: ignore[method-assign]
     uri, options = storage(redis_client, settings)
     limiter = Limiter(
-        client_address, app=app, application_limits=[settings.rate_limit_default],
+        client_address, application_limits=[settings.rate_limit_default],
         storage_uri=uri, storage_options=options, strategy="fixed-window",
         headers_enabled=False, key_prefix="lodge", swallow_errors=True, on_breach=_rate_limited,
         enabled=settings.rate_limit_enabled)
+    app.before_request(lambda: _hold_budget(budget))
+    limiter.init_app(app)  # its check runs between the two hooks
+    app.before_request(_release_budget_if_waiting)
+    app.teardown_request(_release_budget)
     for endpoint in EXEMPT:
         view = app.view_functions.get(endpoint)
         if view is not None:
@@ -139,6 +155,24 @@ def install(app: Flask, redis_client: Any, settings: Settings) -> Limiter:
     app.extensions[WAITS] = WaitSlots(settings.max_waits_per_client)
     app.after_request(lambda response: _headers(limiter, response))
     return limiter
+
+
+def _hold_budget(budget: Callable[[], AbstractContextManager[None]]) -> None:
+    """Open the request's store budget (see the module docstring)."""
+    held = budget()
+    held.__enter__()
+    g.lodge_budget = held
+
+
+def _release_budget_if_waiting() -> None:
+    if request.endpoint in WAITING:
+        _release_budget()
+
+
+def _release_budget(_exc: BaseException | None = None) -> None:
+    held = g.pop("lodge_budget", None)
+    if held is not None:
+        held.__exit__(None, None, None)
 
 
 def _headers(limiter: Limiter, response: Response) -> Response:
