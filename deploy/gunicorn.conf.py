@@ -7,6 +7,7 @@ default 10000), ``THREADS`` (per gthread worker, default 64: there a stream or
 long-poll holds a thread each), ``REDIS_URL`` (unset: an embedded store, see
 below), ``PROMETHEUS_MULTIPROC_DIR`` (default: a fresh temporary directory),
 ``READ_TIMEOUT`` (seconds one read of a request may wait, default 10; 0: none),
+``MAX_CONNECTIONS_PER_CLIENT`` (per gevent worker, default 256; ``service/connections.py``),
 ``REDIS_MODE`` and the other store settings (``service/config.py``).
 
 Serving model: gevent workers (gunicorn monkey-patches each worker before it
@@ -127,11 +128,15 @@ def when_ready(server) -> None:
 
 
 def post_worker_init(worker) -> None:
-    """Bound request reads; end this worker's streams as soon as it is told
-    to stop (SIGTERM sets ``worker.alive`` false; under gevent this thread is
-    a greenlet)."""
+    """Bound request reads and connections per client; end this worker's
+    streams as soon as it is told to stop (SIGTERM sets ``worker.alive``
+    false; under gevent this thread is a greenlet)."""
+    from service import connections, server_errors
+    from service.config import Settings
+
     if read_timeout > 0:
         _bound_reads(read_timeout)
+    connections.install(worker, Settings.from_env(), server_errors.any_origin())
 
     def close_streams_on_exit() -> None:
         while worker.alive:

@@ -86,6 +86,9 @@ class Settings:
     trusted_proxies: int = 0
     #: ``MAX_WAITS_PER_CLIENT``: concurrent long-polls per client and worker (0: no cap).
     max_waits_per_client: int = 8
+    #: ``MAX_CONNECTIONS_PER_CLIENT``: open connections per client and gevent
+    #: worker (0: no cap; off behind ``TRUSTED_PROXIES``): see service/connections.py.
+    max_connections_per_client: int = 256
     #: ``CORS_ORIGINS``: origins allowed to call from a browser (``*``: any).
     cors_origins: list[str] = field(default_factory=lambda: ["*"])
     #: ``STREAM_KEEPALIVE``, ``STREAM_MAX``, ``NOTIFY_SAFETY``: see the class docstring.
@@ -119,6 +122,7 @@ class Settings:
             rate_limit_create=env.get("RATE_LIMIT_CREATE") or cls.rate_limit_create,
             trusted_proxies=_int(env, "TRUSTED_PROXIES", cls.trusted_proxies),
             max_waits_per_client=_int(env, "MAX_WAITS_PER_CLIENT", cls.max_waits_per_client),
+            max_connections_per_client=_int(env, "MAX_CONNECTIONS_PER_CLIENT", cls.max_connections_per_client),
             cors_origins=parse_origins(env.get("CORS_ORIGINS")),
             stream_keepalive=_number(env, "STREAM_KEEPALIVE", cls.stream_keepalive, float),
             stream_max=_number(env, "STREAM_MAX", cls.stream_max, float),

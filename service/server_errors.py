@@ -23,23 +23,30 @@ DETAILS = {
 }
 
 
-def problem_bytes(status: int, reason: str, message: str, cors: bool) -> bytes:
-    """The whole HTTP response gunicorn writes for an error."""
-    code = f"http_{status}"
+def problem_bytes(status: int, reason: str, message: str, cors: bool,
+                  extra: list[str] | None = None, code: str | None = None) -> bytes:
+    """The whole HTTP response gunicorn writes for an error (``extra``:
+    more header lines; ``code``: the problem's, else ``http_<status>``)."""
+    code = code or f"http_{status}"
     body = orjson.dumps({"type": TYPE_PREFIX + code, "title": reason, "status": status,
                          "detail": DETAILS.get(status) or clip(message or reason), "code": code})
     head = [f"HTTP/1.1 {status} {reason}", "Connection: close", f"Content-Type: {PROBLEM_JSON}",
-            f"Content-Length: {len(body)}"]
+            f"Content-Length: {len(body)}", *(extra or [])]
     if cors:
         head += ["Access-Control-Allow-Origin: *", "Access-Control-Expose-Headers: ETag, Location, Retry-After"]
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+
+
+def any_origin() -> bool:
+    """Whether ``CORS_ORIGINS`` lets any origin read the answers."""
+    return (os.environ.get("CORS_ORIGINS") or "*").strip() in ("", "*")
 
 
 def install() -> None:
     """Make gunicorn's workers answer their own errors as problem+json."""
     from gunicorn import util
 
-    cors = (os.environ.get("CORS_ORIGINS") or "*").strip() in ("", "*")
+    cors = any_origin()
 
     def write_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
         util.write_nonblock(sock, problem_bytes(status_int, reason, mesg, cors))

@@ -38,6 +38,7 @@ from tests.http_helpers import W1_OPTIONS, Api, Match, Resp
 
 os.environ.setdefault("RATE_LIMIT_ENABLED", "false")
 os.environ.setdefault("MAX_WAITS_PER_CLIENT", "0")
+os.environ.setdefault("MAX_CONNECTIONS_PER_CLIENT", "0")
 
 
 # --------------------------------------------------------------------------

@@ -4,15 +4,19 @@ ports and stopped by PID.  Assertions are about behaviour; timeouts are
 generous bounds, not measurements.
 
 * half-sent requests time out (READ_TIMEOUT) and do not starve /healthz;
+* connections beyond MAX_CONNECTIONS_PER_CLIENT are 429 for that client
+  only, and accepted again once it closes some;
 * long-polls beyond MAX_WAITS_PER_CLIENT are 429 while /healthz answers;
 * SIGTERM under load: in-flight requests complete, new connections are
-  refused promptly, no acknowledged move is lost;
+  refused promptly, a request on an already kept-alive connection is
+  answered at once and told to close, no acknowledged move is lost;
 * Redis SIGKILL and restart from its append-only file (appendfsync always):
   every acknowledged move survives;
 * a worker SIGKILLed mid-move: no half-applied move, retries settle.
 """
 from __future__ import annotations
 
+import http.client
 import os
 import signal
 import socket
@@ -21,6 +25,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import orjson
 import pytest
 import requests
 
@@ -98,11 +103,11 @@ def _assert_kept(base: str, matches: list[dict], acked: list[tuple[str, int]]) -
         assert view["version"] == len(logged)
 
 
-def _half_sent(base: str, n: int) -> list[socket.socket]:
+def _half_sent(base: str, n: int, source: str = "127.0.0.1") -> list[socket.socket]:
     host, port = base.removeprefix("http://").split(":")
     socks = []
     for _ in range(n):
-        s = socket.create_connection((host, int(port)), timeout=5)
+        s = socket.create_connection((host, int(port)), timeout=5, source_address=(source, 0))
         s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")  # never finished
         socks.append(s)
     return socks
@@ -125,6 +130,38 @@ def test_half_sent_requests_time_out_and_do_not_starve_healthz(tmp_path):
             except OSError:  # reset: closed too
                 pass
         assert still_open == 0
+    finally:
+        for s in socks:
+            s.close()
+        stop_process(proc, timeout=20)
+
+
+def _healthz_from(base: str, source: str) -> bytes:
+    """The raw answer to ``GET /healthz`` on a new connection from ``source``."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10, source_address=(source, 0)) as s:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        chunks = []
+        while chunk := s.recv(65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+def test_connections_beyond_the_cap_are_429_for_that_client_only(tmp_path):
+    """gevent workers (the default): one client's connections are capped
+    per worker; another client address is served all the while."""
+    proc, base = _gunicorn(tmp_path, None, MAX_CONNECTIONS_PER_CLIENT="6", READ_TIMEOUT="30")
+    socks = []
+    try:
+        socks = _half_sent(base, 6, source="127.0.0.2")
+        refused = _healthz_from(base, "127.0.0.2")
+        head, _, body = refused.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 429 ") and b"Retry-After: 1" in head, refused
+        assert orjson.loads(body)["code"] == "rate_limited"
+        assert _healthz_from(base, "127.0.0.1").startswith(b"HTTP/1.1 200 "), "another client was refused"
+        socks.pop().close()
+        time.sleep(0.5)  # the server sees the close
+        assert _healthz_from(base, "127.0.0.2").startswith(b"HTTP/1.1 200 "), "a freed slot stayed taken"
     finally:
         for s in socks:
             s.close()
@@ -162,6 +199,17 @@ def _refused_promptly(base: str) -> bool:
         return False
 
 
+def _kept_alive(base: str) -> http.client.HTTPConnection:
+    """A connection that has had one answer and is kept alive by the server."""
+    host, port = base.split("//", 1)[1].split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=3)
+    conn.request("GET", "/healthz")
+    first = conn.getresponse()
+    first.read()
+    assert first.status == 200 and first.getheader("Connection") != "close"
+    return conn
+
+
 def _start_players(base: str, matches: list[dict], acked: list[tuple[str, int]],
                    stop: threading.Event) -> list[threading.Thread]:
     """One thread per match playing random legal moves until ``stop``; each
@@ -184,10 +232,14 @@ def test_sigterm_under_load_finishes_in_flight_refuses_new_and_loses_nothing(tmp
         poll = ThreadPoolExecutor(1).submit(
             requests.get, f"{base}/v1/matches/{matches[0]['match_id']}/events",
             params={"after": 10_000, "wait": 4}, timeout=30)
+        kept = _kept_alive(base)
         time.sleep(0.3)
         os.kill(proc.pid, signal.SIGTERM)
         time.sleep(0.3)
         assert _refused_promptly(base), "a connection after SIGTERM waited"
+        kept.request("GET", "/healthz")
+        answer = kept.getresponse()  # within the connection's timeout: not held until the worker exits
+        assert (answer.status, answer.getheader("Connection")) == (200, "close")
         assert poll.result().status_code == 200  # the in-flight long-poll completed
         proc.wait(timeout=40)
         stop.set()
