@@ -342,6 +342,13 @@ class Store:
         self.forget(match_id)
         return ApplyResult(missing=True)
 
+    def start_clock(self, match_id: str, snap: Snapshot) -> None:
+        """Store the first deadlines of a match just created (version 0, which
+        nobody else can have changed: its id is not handed out yet)."""
+        if snap.deadline:
+            self.client.hset(Keys(match_id).snap, "d", orjson.dumps(snap.deadline))
+        self._remember(match_id, snap)
+
     def compact(self, match_id: str, version: int, state: dict[str, Any]) -> bool:
         """Replace the finished match's move log, events and index by one
         compressed archive (moves and ``state``, the final one at
