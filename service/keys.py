@@ -375,7 +375,7 @@ def deadline_keys() -> list[str]:
     return [f"{PREFIX}:{{deadlines-{i}}}" for i in range(DEADLINE_SHARDS)]
 
 
-CLAIM = """
+DEADLINE_CLAIM = """
 -- Take a due entry for one sweeper: move it to the end of a lease, but only
 -- if nobody else did since it was read (then another instance has it).
 -- KEYS: 1 the shard; ARGV: 1 match id, 2 the score read, 3 the lease's end
@@ -388,7 +388,7 @@ end
 return 0
 """
 
-SETTLE = """
+DEADLINE_SETTLE = """
 -- A sweeper is done with an entry it leased: the next time to look at the
 -- match (ARGV[3]), or remove it ('') — unless someone moved it meanwhile.
 -- KEYS: 1 the shard; ARGV: 1 match id, 2 the lease's end, 3 next score or ''

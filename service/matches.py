@@ -62,7 +62,7 @@ MAX_ATTEMPTS = 8
 #: and the time it spends on them once it has played one (seconds).  The rest
 #: is played by the sweeper (:mod:`service.sweeper`) at once, batch by batch.
 AUTO_MOVES = 64
-AUTO_SECONDS = 0.5
+AUTO_SECONDS = 1.0
 
 _GAME_ERRORS: dict[type[GameError], str] = {
     MatchFinished: "match_finished", NotYourTurn: "not_your_turn", IllegalMove: "illegal_move"}
