@@ -191,6 +191,9 @@ class ViewSchema(ma.Schema):
     board = fields.Dict(required=True, metadata={**_OPEN, "description": "game-specific"})
     scores = fields.List(fields.Integer(), required=True)
     result = fields.Nested(ResultSchema, required=True, allow_none=True)
+    deadline = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True, metadata={
+        "description": "1.1: per seat to act, the epoch millisecond by which it must move (a match with a "
+                       "clock; then the server plays its fallback move); {} without a clock or when nobody acts"})
 
 
 class SeatTokenSchema(ma.Schema):
@@ -246,6 +249,9 @@ class LoggedMoveSchema(ma.Schema):
     version = fields.Integer(required=True)
     seat = fields.Integer(required=True)
     move = fields.Dict(required=True, metadata=_OPEN)
+    by = fields.String(metadata={"enum": ["bot", "clock", "resigned"], "description": (
+        "1.1: a move the server played: a bot seat's, a fallback after the seat's deadline passed, or a "
+        "resigned seat's fallback; absent for a seat's own move")})
 
 
 class RecordSchema(ma.Schema):

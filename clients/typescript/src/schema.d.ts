@@ -1561,6 +1561,10 @@ export interface components {
         /** @description The match as the caller may see it: biberbande */
         BiberbandeView: {
             board: components["schemas"]["BiberbandeBoard"];
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            deadline: {
+                [key: string]: number;
+            };
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2132,6 +2136,10 @@ export interface components {
         /** @description The match as the caller may see it: biberclan */
         BiberclanView: {
             board: components["schemas"]["BiberclanBoard"];
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            deadline: {
+                [key: string]: number;
+            };
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2250,6 +2258,11 @@ export interface components {
             version: number;
         };
         LoggedMove: {
+            /**
+             * @description 1.1: a move the server played: a bot seat's, a fallback after the seat's deadline passed, or a resigned seat's fallback; absent for a seat's own move
+             * @enum {string}
+             */
+            by?: "bot" | "clock" | "resigned";
             move: components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"];
             seat: number;
             version: number;
@@ -2579,6 +2592,10 @@ export interface components {
         /** @description The match as the caller may see it: mein-lieber-biber */
         MeinLieberBiberView: {
             board: components["schemas"]["MeinLieberBiberBoard"];
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            deadline: {
+                [key: string]: number;
+            };
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2985,6 +3002,10 @@ export interface components {
         /** @description The match as the caller may see it: thirteen-beavers */
         ThirteenBeaversView: {
             board: components["schemas"]["ThirteenBeaversBoard"];
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            deadline: {
+                [key: string]: number;
+            };
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
