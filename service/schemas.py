@@ -191,7 +191,7 @@ class ViewSchema(ma.Schema):
     board = fields.Dict(required=True, metadata={**_OPEN, "description": "game-specific"})
     scores = fields.List(fields.Integer(), required=True)
     result = fields.Nested(ResultSchema, required=True, allow_none=True)
-    deadline = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True, metadata={
+    deadline = fields.Dict(keys=fields.String(), values=fields.Integer(), metadata={
         "description": "1.1: per seat to act, the epoch millisecond by which it must move (a match with a "
                        "clock; then the server plays its fallback move); {} without a clock or when nobody acts"})
 

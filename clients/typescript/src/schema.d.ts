@@ -1143,7 +1143,7 @@ export interface components {
             turn: number;
             turn_limit: number;
         };
-        BiberbandeEvent: components["schemas"]["BiberbandeEventRoundStarted"] | components["schemas"]["BiberbandeEventDealt"] | components["schemas"]["BiberbandeEventTurnStarted"] | components["schemas"]["BiberbandeEventReshuffled"] | components["schemas"]["BiberbandeEventDrew"] | components["schemas"]["BiberbandeEventTookDiscard"] | components["schemas"]["BiberbandeEventSwappedDrawn"] | components["schemas"]["BiberbandeEventDiscardedDrawn"] | components["schemas"]["BiberbandeEventUsedSwap"] | components["schemas"]["BiberbandeEventUsedPeek"] | components["schemas"]["BiberbandeEventUsedDraw2"] | components["schemas"]["BiberbandeEventSkippedDraw"] | components["schemas"]["BiberbandeEventKnocked"] | components["schemas"]["BiberbandeEventEndedTurn"] | components["schemas"]["BiberbandeEventRoundEnded"] | components["schemas"]["BiberbandeEventReplaced"] | components["schemas"]["BiberbandeEventRoundScored"] | components["schemas"]["BiberbandeEventMatchEnded"];
+        BiberbandeEvent: components["schemas"]["BiberbandeEventRoundStarted"] | components["schemas"]["BiberbandeEventDealt"] | components["schemas"]["BiberbandeEventTurnStarted"] | components["schemas"]["BiberbandeEventReshuffled"] | components["schemas"]["BiberbandeEventDrew"] | components["schemas"]["BiberbandeEventTookDiscard"] | components["schemas"]["BiberbandeEventSwappedDrawn"] | components["schemas"]["BiberbandeEventDiscardedDrawn"] | components["schemas"]["BiberbandeEventUsedSwap"] | components["schemas"]["BiberbandeEventUsedPeek"] | components["schemas"]["BiberbandeEventUsedDraw2"] | components["schemas"]["BiberbandeEventSkippedDraw"] | components["schemas"]["BiberbandeEventKnocked"] | components["schemas"]["BiberbandeEventEndedTurn"] | components["schemas"]["BiberbandeEventRoundEnded"] | components["schemas"]["BiberbandeEventReplaced"] | components["schemas"]["BiberbandeEventRoundScored"] | components["schemas"]["BiberbandeEventMatchEnded"] | components["schemas"]["BiberbandeEventResigned"] | components["schemas"]["BiberbandeEventTimedOut"];
         BiberbandeEventDealt: {
             discard: ("0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "swap" | "peek" | "draw2")[];
             /** @description per seat; the glimpsed cards only to their seat */
@@ -1221,12 +1221,18 @@ export interface components {
             };
             /** @description the acting seat; null for the table */
             seat: number | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "match_ended";
             /** @description the version the move that caused it produced */
+            version: number;
+        } | {
+            /** @enum {string} */
+            reason: "resigned";
+            result: components["schemas"]["Result"];
+            /** @description null */
+            seat: number | null;
+            /** @enum {string} */
+            type: "match_ended";
             version: number;
         };
         BiberbandeEventReplaced: {
@@ -1263,6 +1269,17 @@ export interface components {
              */
             type: "reshuffled";
             /** @description the version the move that caused it produced */
+            version: number;
+        };
+        /** @description 1.1: the seat resigned */
+        BiberbandeEventResigned: {
+            /** @description a seat, 0-based */
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resigned";
             version: number;
         };
         BiberbandeEventRoundEnded: {
@@ -1342,6 +1359,17 @@ export interface components {
              */
             type: "swapped_drawn";
             /** @description the version the move that caused it produced */
+            version: number;
+        };
+        /** @description 1.1: the seat's deadline passed; its fallback move follows */
+        BiberbandeEventTimedOut: {
+            /** @description a seat, 0-based */
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "timed_out";
             version: number;
         };
         BiberbandeEventTookDiscard: {
@@ -1432,7 +1460,7 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
-        BiberbandeMove: components["schemas"]["BiberbandeMoveDraw"] | components["schemas"]["BiberbandeMoveTakeDiscard"] | components["schemas"]["BiberbandeMoveSwapDrawn"] | components["schemas"]["BiberbandeMoveDiscardDrawn"] | components["schemas"]["BiberbandeMoveUseSwap"] | components["schemas"]["BiberbandeMoveUsePeek"] | components["schemas"]["BiberbandeMoveUseDraw2"] | components["schemas"]["BiberbandeMoveSkipDraw"] | components["schemas"]["BiberbandeMoveKnock"] | components["schemas"]["BiberbandeMoveEndTurn"];
+        BiberbandeMove: components["schemas"]["BiberbandeMoveDraw"] | components["schemas"]["BiberbandeMoveTakeDiscard"] | components["schemas"]["BiberbandeMoveSwapDrawn"] | components["schemas"]["BiberbandeMoveDiscardDrawn"] | components["schemas"]["BiberbandeMoveUseSwap"] | components["schemas"]["BiberbandeMoveUsePeek"] | components["schemas"]["BiberbandeMoveUseDraw2"] | components["schemas"]["BiberbandeMoveSkipDraw"] | components["schemas"]["BiberbandeMoveKnock"] | components["schemas"]["BiberbandeMoveEndTurn"] | components["schemas"]["BiberbandeMoveResign"];
         BiberbandeMoveDiscardDrawn: {
             /** @description ignored when posted back */
             label?: string;
@@ -1468,6 +1496,16 @@ export interface components {
              * @enum {string}
              */
             type: "knock";
+        };
+        /** @description 1.1: any seat, any time while active; never in legal-moves lists */
+        BiberbandeMoveResign: {
+            /** @description ignored */
+            label?: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resign";
         };
         BiberbandeMoveSkipDraw: {
             /** @description ignored when posted back */
@@ -1562,7 +1600,7 @@ export interface components {
         BiberbandeView: {
             board: components["schemas"]["BiberbandeBoard"];
             /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
-            deadline: {
+            deadline?: {
                 [key: string]: number;
             };
             /**
@@ -1641,7 +1679,7 @@ export interface components {
             turn_seat: number | null;
             turns: number;
         };
-        BiberclanEvent: components["schemas"]["BiberclanEventRoundStarted"] | components["schemas"]["BiberclanEventDrew"] | components["schemas"]["BiberclanEventSpecialVoid"] | components["schemas"]["BiberclanEventReshuffled"] | components["schemas"]["BiberclanEventPlaced"] | components["schemas"]["BiberclanEventReplaced"] | components["schemas"]["BiberclanEventStashed"] | components["schemas"]["BiberclanEventCleared"] | components["schemas"]["BiberclanEventFlipped"] | components["schemas"]["BiberclanEventSwapped"] | components["schemas"]["BiberclanEventPeeked"] | components["schemas"]["BiberclanEventCastleCompleted"] | components["schemas"]["BiberclanEventRoundEnded"] | components["schemas"]["BiberclanEventMatchEnded"];
+        BiberclanEvent: components["schemas"]["BiberclanEventRoundStarted"] | components["schemas"]["BiberclanEventDrew"] | components["schemas"]["BiberclanEventSpecialVoid"] | components["schemas"]["BiberclanEventReshuffled"] | components["schemas"]["BiberclanEventPlaced"] | components["schemas"]["BiberclanEventReplaced"] | components["schemas"]["BiberclanEventStashed"] | components["schemas"]["BiberclanEventCleared"] | components["schemas"]["BiberclanEventFlipped"] | components["schemas"]["BiberclanEventSwapped"] | components["schemas"]["BiberclanEventPeeked"] | components["schemas"]["BiberclanEventCastleCompleted"] | components["schemas"]["BiberclanEventRoundEnded"] | components["schemas"]["BiberclanEventMatchEnded"] | components["schemas"]["BiberclanEventResigned"] | components["schemas"]["BiberclanEventTimedOut"];
         BiberclanEventCastleCompleted: {
             final_turns: number[];
             /** @description the acting seat; null for the table */
@@ -1733,12 +1771,18 @@ export interface components {
             };
             /** @description the acting seat; null for the table */
             seat: number | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "match_ended";
             /** @description the version the move that caused it produced */
+            version: number;
+        } | {
+            /** @enum {string} */
+            reason: "resigned";
+            result: components["schemas"]["Result"];
+            /** @description null */
+            seat: number | null;
+            /** @enum {string} */
+            type: "match_ended";
             version: number;
         };
         /** @description the card only to the peeking seat */
@@ -1832,6 +1876,17 @@ export interface components {
              */
             type: "reshuffled";
             /** @description the version the move that caused it produced */
+            version: number;
+        };
+        /** @description 1.1: the seat resigned */
+        BiberclanEventResigned: {
+            /** @description a seat, 0-based */
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resigned";
             version: number;
         };
         BiberclanEventRoundEnded: {
@@ -1935,7 +1990,18 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
-        BiberclanMove: components["schemas"]["BiberclanMovePlace"] | components["schemas"]["BiberclanMoveReplace"] | components["schemas"]["BiberclanMoveStash"] | components["schemas"]["BiberclanMoveClear"] | components["schemas"]["BiberclanMoveFlip"] | components["schemas"]["BiberclanMoveSwap"] | components["schemas"]["BiberclanMovePeek"];
+        /** @description 1.1: the seat's deadline passed; its fallback move follows */
+        BiberclanEventTimedOut: {
+            /** @description a seat, 0-based */
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "timed_out";
+            version: number;
+        };
+        BiberclanMove: components["schemas"]["BiberclanMovePlace"] | components["schemas"]["BiberclanMoveReplace"] | components["schemas"]["BiberclanMoveStash"] | components["schemas"]["BiberclanMoveClear"] | components["schemas"]["BiberclanMoveFlip"] | components["schemas"]["BiberclanMoveSwap"] | components["schemas"]["BiberclanMovePeek"] | components["schemas"]["BiberclanMoveResign"];
         BiberclanMoveClear: {
             /** @description ignored when posted back */
             label?: string;
@@ -2019,6 +2085,16 @@ export interface components {
              * @enum {string}
              */
             type: "replace";
+        };
+        /** @description 1.1: any seat, any time while active; never in legal-moves lists */
+        BiberclanMoveResign: {
+            /** @description ignored */
+            label?: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resign";
         };
         BiberclanMoveStash: {
             /** @enum {string} */
@@ -2137,7 +2213,7 @@ export interface components {
         BiberclanView: {
             board: components["schemas"]["BiberclanBoard"];
             /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
-            deadline: {
+            deadline?: {
                 [key: string]: number;
             };
             /**
@@ -2311,7 +2387,7 @@ export interface components {
             supply: number;
             tip_threshold: number;
         };
-        MeinLieberBiberEvent: components["schemas"]["MeinLieberBiberEventRoundStarted"] | components["schemas"]["MeinLieberBiberEventDealt"] | components["schemas"]["MeinLieberBiberEventDrew"] | components["schemas"]["MeinLieberBiberEventPlayed"] | components["schemas"]["MeinLieberBiberEventTipped"] | components["schemas"]["MeinLieberBiberEventRewarded"] | components["schemas"]["MeinLieberBiberEventPassed"] | components["schemas"]["MeinLieberBiberEventExchanged"] | components["schemas"]["MeinLieberBiberEventDiscarded"] | components["schemas"]["MeinLieberBiberEventRoundEnded"] | components["schemas"]["MeinLieberBiberEventMatchEnded"];
+        MeinLieberBiberEvent: components["schemas"]["MeinLieberBiberEventRoundStarted"] | components["schemas"]["MeinLieberBiberEventDealt"] | components["schemas"]["MeinLieberBiberEventDrew"] | components["schemas"]["MeinLieberBiberEventPlayed"] | components["schemas"]["MeinLieberBiberEventTipped"] | components["schemas"]["MeinLieberBiberEventRewarded"] | components["schemas"]["MeinLieberBiberEventPassed"] | components["schemas"]["MeinLieberBiberEventExchanged"] | components["schemas"]["MeinLieberBiberEventDiscarded"] | components["schemas"]["MeinLieberBiberEventRoundEnded"] | components["schemas"]["MeinLieberBiberEventMatchEnded"] | components["schemas"]["MeinLieberBiberEventResigned"] | components["schemas"]["MeinLieberBiberEventTimedOut"];
         /** @description MLB-5.4: the cards only to their seat */
         MeinLieberBiberEventDealt: {
             cards: ("red-1" | "red-2" | "red-3" | "red-4" | "red-5" | "red-6" | "red-7" | "red-8" | "orange-1" | "orange-2" | "orange-3" | "orange-4" | "orange-5" | "orange-6" | "orange-7" | "orange-8" | "yellow-1" | "yellow-2" | "yellow-3" | "yellow-4" | "yellow-5" | "yellow-6" | "yellow-7" | "yellow-8" | "green-1" | "green-2" | "green-3" | "green-4" | "green-5" | "green-6" | "green-7" | "green-8" | "blue-1" | "blue-2" | "blue-3" | "blue-4" | "blue-5" | "blue-6" | "blue-7" | "blue-8" | "purple-1" | "purple-2" | "purple-3" | "purple-4" | "purple-5" | "purple-6" | "purple-7" | "purple-8" | null)[];
@@ -2393,12 +2469,18 @@ export interface components {
             };
             /** @description the acting seat; null for the table */
             seat: number | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "match_ended";
             /** @description the version the move that caused it produced */
+            version: number;
+        } | {
+            /** @enum {string} */
+            reason: "resigned";
+            result: components["schemas"]["Result"];
+            /** @description null */
+            seat: number | null;
+            /** @enum {string} */
+            type: "match_ended";
             version: number;
         };
         MeinLieberBiberEventPassed: {
@@ -2430,6 +2512,17 @@ export interface components {
              */
             type: "played";
             /** @description the version the move that caused it produced */
+            version: number;
+        };
+        /** @description 1.1: the seat resigned */
+        MeinLieberBiberEventResigned: {
+            /** @description a seat, 0-based */
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resigned";
             version: number;
         };
         MeinLieberBiberEventRewarded: {
@@ -2487,6 +2580,17 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
+        /** @description 1.1: the seat's deadline passed; its fallback move follows */
+        MeinLieberBiberEventTimedOut: {
+            /** @description a seat, 0-based */
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "timed_out";
+            version: number;
+        };
         MeinLieberBiberEventTipped: {
             load: number[];
             returned: number;
@@ -2500,7 +2604,7 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
-        MeinLieberBiberMove: components["schemas"]["MeinLieberBiberMovePlay"] | components["schemas"]["MeinLieberBiberMoveDraw"] | components["schemas"]["MeinLieberBiberMoveExchange"] | components["schemas"]["MeinLieberBiberMoveDiscard"] | components["schemas"]["MeinLieberBiberMoveReward"] | components["schemas"]["MeinLieberBiberMovePass"];
+        MeinLieberBiberMove: components["schemas"]["MeinLieberBiberMovePlay"] | components["schemas"]["MeinLieberBiberMoveDraw"] | components["schemas"]["MeinLieberBiberMoveExchange"] | components["schemas"]["MeinLieberBiberMoveDiscard"] | components["schemas"]["MeinLieberBiberMoveReward"] | components["schemas"]["MeinLieberBiberMovePass"] | components["schemas"]["MeinLieberBiberMoveResign"];
         MeinLieberBiberMoveDiscard: {
             /** @enum {string} */
             card: "red-1" | "red-2" | "red-3" | "red-4" | "red-5" | "red-6" | "red-7" | "red-8" | "orange-1" | "orange-2" | "orange-3" | "orange-4" | "orange-5" | "orange-6" | "orange-7" | "orange-8" | "yellow-1" | "yellow-2" | "yellow-3" | "yellow-4" | "yellow-5" | "yellow-6" | "yellow-7" | "yellow-8" | "green-1" | "green-2" | "green-3" | "green-4" | "green-5" | "green-6" | "green-7" | "green-8" | "blue-1" | "blue-2" | "blue-3" | "blue-4" | "blue-5" | "blue-6" | "blue-7" | "blue-8" | "purple-1" | "purple-2" | "purple-3" | "purple-4" | "purple-5" | "purple-6" | "purple-7" | "purple-8";
@@ -2564,6 +2668,16 @@ export interface components {
              */
             type: "play";
         };
+        /** @description 1.1: any seat, any time while active; never in legal-moves lists */
+        MeinLieberBiberMoveResign: {
+            /** @description ignored */
+            label?: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resign";
+        };
         MeinLieberBiberMoveReward: {
             /** @description ignored when posted back */
             label?: string;
@@ -2593,7 +2707,7 @@ export interface components {
         MeinLieberBiberView: {
             board: components["schemas"]["MeinLieberBiberBoard"];
             /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
-            deadline: {
+            deadline?: {
                 [key: string]: number;
             };
             /**
@@ -2749,7 +2863,7 @@ export interface components {
             used_fish: ("turbo" | "vision" | "stinky")[];
             wolf_out: ("awake" | "asleep")[];
         };
-        ThirteenBeaversEvent: components["schemas"]["ThirteenBeaversEventMatchStarted"] | components["schemas"]["ThirteenBeaversEventTurnStarted"] | components["schemas"]["ThirteenBeaversEventTurboUsed"] | components["schemas"]["ThirteenBeaversEventVisionUsed"] | components["schemas"]["ThirteenBeaversEventAnswered"] | components["schemas"]["ThirteenBeaversEventMoved"] | components["schemas"]["ThirteenBeaversEventDamPlaced"] | components["schemas"]["ThirteenBeaversEventWolfRevealed"] | components["schemas"]["ThirteenBeaversEventCaveOpened"] | components["schemas"]["ThirteenBeaversEventFishCaught"] | components["schemas"]["ThirteenBeaversEventTurnEnded"] | components["schemas"]["ThirteenBeaversEventReshuffled"] | components["schemas"]["ThirteenBeaversEventMatchEnded"];
+        ThirteenBeaversEvent: components["schemas"]["ThirteenBeaversEventMatchStarted"] | components["schemas"]["ThirteenBeaversEventTurnStarted"] | components["schemas"]["ThirteenBeaversEventTurboUsed"] | components["schemas"]["ThirteenBeaversEventVisionUsed"] | components["schemas"]["ThirteenBeaversEventAnswered"] | components["schemas"]["ThirteenBeaversEventMoved"] | components["schemas"]["ThirteenBeaversEventDamPlaced"] | components["schemas"]["ThirteenBeaversEventWolfRevealed"] | components["schemas"]["ThirteenBeaversEventCaveOpened"] | components["schemas"]["ThirteenBeaversEventFishCaught"] | components["schemas"]["ThirteenBeaversEventTurnEnded"] | components["schemas"]["ThirteenBeaversEventReshuffled"] | components["schemas"]["ThirteenBeaversEventMatchEnded"] | components["schemas"]["ThirteenBeaversEventResigned"] | components["schemas"]["ThirteenBeaversEventTimedOut"];
         /** @description a vision guess only to its seat */
         ThirteenBeaversEventAnswered: {
             /** @enum {string} */
@@ -2822,14 +2936,20 @@ export interface components {
             reason: "paradise" | "max_turns";
             /** @description the acting seat; null for the table */
             seat: number | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "match_ended";
             /** @description the version the move that caused it produced */
             version: number;
             winners: number[];
+        } | {
+            /** @enum {string} */
+            reason: "resigned";
+            result: components["schemas"]["Result"];
+            /** @description null */
+            seat: number | null;
+            /** @enum {string} */
+            type: "match_ended";
+            version: number;
         };
         ThirteenBeaversEventMatchStarted: {
             /** @enum {string} */
@@ -2874,6 +2994,28 @@ export interface components {
              */
             type: "reshuffled";
             /** @description the version the move that caused it produced */
+            version: number;
+        };
+        /** @description 1.1: the seat resigned */
+        ThirteenBeaversEventResigned: {
+            /** @description a seat, 0-based */
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resigned";
+            version: number;
+        };
+        /** @description 1.1: the seat's deadline passed; its fallback move follows */
+        ThirteenBeaversEventTimedOut: {
+            /** @description a seat, 0-based */
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "timed_out";
             version: number;
         };
         ThirteenBeaversEventTurboUsed: {
@@ -2935,7 +3077,7 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
-        ThirteenBeaversMove: components["schemas"]["ThirteenBeaversMoveGuess"] | components["schemas"]["ThirteenBeaversMoveRapids"] | components["schemas"]["ThirteenBeaversMoveAvenue"] | components["schemas"]["ThirteenBeaversMoveUseTurbo"] | components["schemas"]["ThirteenBeaversMoveDam"];
+        ThirteenBeaversMove: components["schemas"]["ThirteenBeaversMoveGuess"] | components["schemas"]["ThirteenBeaversMoveRapids"] | components["schemas"]["ThirteenBeaversMoveAvenue"] | components["schemas"]["ThirteenBeaversMoveUseTurbo"] | components["schemas"]["ThirteenBeaversMoveDam"] | components["schemas"]["ThirteenBeaversMoveResign"];
         ThirteenBeaversMoveAvenue: {
             /** @description ignored when posted back */
             label?: string;
@@ -2980,6 +3122,16 @@ export interface components {
             type: "rapids";
             vision?: boolean;
         };
+        /** @description 1.1: any seat, any time while active; never in legal-moves lists */
+        ThirteenBeaversMoveResign: {
+            /** @description ignored */
+            label?: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resign";
+        };
         ThirteenBeaversMoveUseTurbo: {
             /** @description ignored when posted back */
             label?: string;
@@ -3003,7 +3155,7 @@ export interface components {
         ThirteenBeaversView: {
             board: components["schemas"]["ThirteenBeaversBoard"];
             /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
-            deadline: {
+            deadline?: {
                 [key: string]: number;
             };
             /**
