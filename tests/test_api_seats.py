@@ -622,3 +622,28 @@ def test_lobby_on_the_cluster(cluster_instances, redis_cluster):
         client.delete(key)
     client.close()
     assert _all_pages(cluster_instances[1], limit=2) == [made[3], made[1], made[0]]
+
+
+def test_claims_and_the_lobby_count_against_the_general_rate_limit():
+    """service/limits.py: every request but the probes counts against
+    RATE_LIMIT_DEFAULT, claims and lobby pages included (only creation
+    counts against RATE_LIMIT_CREATE too)."""
+    import dataclasses
+
+    import fakeredis
+
+    from service.app import create_app
+    from service.config import Settings
+    from tests.conftest import flask_api
+
+    settings = dataclasses.replace(Settings.from_env({}), rate_limit_enabled=True,
+                                   rate_limit_default="4/minute", rate_limit_create="100/minute")
+    app = create_app(fakeredis.FakeRedis(), settings=settings)
+    app.config["TESTING"] = True
+    api = flask_api(app)
+    c = _open_match(api, public=True)
+    assert _lobby(api)["matches"]
+    assert api.get(f"/v1/matches/{c['match_id']}/seats").status == 200
+    assert _claim(api, c["match_id"], 1).status == 201
+    for r in (api.get("/v1/matches"), _claim(api, c["match_id"], 1), api.get(f"/v1/matches/{c['match_id']}/seats")):
+        assert_problem(r, 429, "rate_limited")
