@@ -306,7 +306,77 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The lobby: public matches with an open seat
+         * @description Newest first; `next` is the cursor of the next page (null at the end).
+         *     Matches that filled, finished, expired or were deleted are not listed.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description only this game's matches (absent: every game's) */
+                    game?: string;
+                    /** @description only matches with an open seat (the lobby lists no others; `false` is refused) */
+                    open?: true;
+                    /** @description matches per page (1…100, default 20) */
+                    limit?: number;
+                    /** @description the `next` of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of public matches with an open seat, newest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LobbyPage"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_request` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `game_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `rate_limited` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
         put?: never;
         /**
          * Create a match
@@ -988,6 +1058,193 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/matches/{match_id}/seats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        /** Who holds each seat: `token`, `open`, `claimed` or `bot` */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    match_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Who holds each seat */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Seats"];
+                    };
+                };
+                /** @description Problem details; `code`: `match_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `rate_limited` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/matches/{match_id}/seats/{seat}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+                seat: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim an open seat (the invite; anyone for a public match)
+         * @description Turns open seat `seat` into a claimed one and returns its bearer
+         *     token (keep it: it is stored hashed).  The match's version does not
+         *     change.  A seat that is not open is 409 `seat_taken`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    match_id: string;
+                    seat: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ClaimRequest"];
+                };
+            };
+            responses: {
+                /** @description Claimed: the seat's token and view */
+                201: {
+                    headers: {
+                        /** @description the version the body carries, as `"<version>"` */
+                        ETag?: string;
+                        /** @description URL of the match */
+                        Location?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ClaimedSeat"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_request` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `forbidden` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `match_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `seat_taken`, `match_finished` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `payload_too_large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `rate_limited` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -2236,6 +2493,19 @@ export interface components {
             version: number;
             viewer: components["schemas"]["Viewer"];
         };
+        ClaimRequest: {
+            /** @description the match's invite (from the create response); not needed for a public match */
+            invite?: string;
+        };
+        ClaimedSeat: {
+            match_id: string;
+            name: string;
+            seat: number;
+            /** @description the seat's view */
+            state: Omit<components["schemas"]["View"], "game">;
+            /** @description bearer token of the claimed seat */
+            token: string;
+        };
         CreateMatch: {
             /**
              * @description a deadline on every decision (milliseconds per move); part of the record
@@ -2332,6 +2602,29 @@ export interface components {
             moves: (components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"])[];
             seat: number;
             version: number;
+        };
+        LobbyEntry: {
+            /** @description `{"per_move_ms"}`, or null without a clock */
+            clock: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC
+             */
+            created: string;
+            game: string;
+            match_id: string;
+            options: {
+                [key: string]: unknown;
+            };
+            seats: components["schemas"]["Seat"][];
+        };
+        LobbyPage: {
+            /** @description newest first; may hold fewer than `limit` while `next` is not null */
+            matches: components["schemas"]["LobbyEntry"][];
+            /** @description cursor of the next page; null when nothing older is left */
+            next: string | null;
         };
         LoggedMove: {
             /**
@@ -2811,6 +3104,20 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        Seat: {
+            /**
+             * @description bot seats: which bot
+             * @enum {string}
+             */
+            bot?: "random" | "heuristic";
+            /**
+             * @description `token`: its token went to the creator; `open`: nobody holds it yet; `claimed`: claimed with the invite; `bot`: the server plays it
+             * @enum {string}
+             */
+            kind: "token" | "open" | "claimed" | "bot";
+            name: string;
+            seat: number;
+        };
         SeatToken: {
             /**
              * @description a seat the server plays
@@ -2826,6 +3133,9 @@ export interface components {
             seat: number;
             /** @description bearer token of this seat (token seats only) */
             token?: string;
+        };
+        Seats: {
+            seats: components["schemas"]["Seat"][];
         };
         Status: {
             /** @example ok */
