@@ -49,6 +49,16 @@ def test_dockerfile_lints_clean_and_keeps_its_promises():
     assert "HOST=0.0.0.0" in text and re.search(r"^HEALTHCHECK .*", text, re.M) and "/healthz" in text
 
 
+def test_dockerfile_copies_every_package():
+    """Each package pyproject installs is in the image (the service imports them all)."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    packages = [p.rstrip("*") for p in config["tool"]["setuptools"]["packages"]["find"]["include"]]
+    copied = set(re.findall(r"^COPY (\w+) \./\1$", (DEPLOY / "Dockerfile").read_text(), re.M))
+    assert set(packages) <= copied, f"the Dockerfile does not copy {sorted(set(packages) - copied)}"
+
+
 def test_hadolint_catches_a_bad_dockerfile(tmp_path: Path):
     bad = tmp_path / "Dockerfile"
     bad.write_text("FROM python:latest\nRUN cd /app && pip install flask\n")
