@@ -18,8 +18,9 @@ from typing import Any
 
 import orjson
 
+from bots import KINDS
+
 from . import human, results, tournament
-from .bots import KINDS
 from .client import DEFAULT_URL, LodgeClient, LodgeError, Unreachable
 from .entrants import Entrant
 from .referee import MatchPlan, Referee

@@ -3,7 +3,7 @@
 An entrant is written ``NAME=KIND`` on the command line (``KIND`` alone names
 it after the kind):
 
-- ``random`` / ``heuristic``: a built-in bot (:mod:`arena.bots`), run in the
+- ``random`` / ``heuristic``: a built-in bot (:mod:`bots`), run in the
   harness's process;
 - ``server:random`` / ``server:heuristic``: the same bot played by the server
   (a bot seat, ``{"name": NAME, "bot": "heuristic"}`` at creation): its moves
@@ -25,7 +25,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from .bots import KINDS
+from bots import KINDS
 
 EXTERNAL = "cmd"
 SERVER = "server:"

@@ -37,7 +37,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .bots import Bot, make_bot
+from bots import Bot, make_bot
+
 from .client import JSON, IllegalMove, LodgeClient, MatchFinished, VersionConflict, legal_of
 from .entrants import Entrant, start_external, stop_external
 

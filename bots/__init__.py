@@ -15,10 +15,10 @@ from .random_bot import RandomBot
 
 #: game id -> module holding that game's ``HeuristicBot``.
 HEURISTIC_MODULES = {
-    "biberbande": "arena.bots.biberbande",
-    "biberclan": "arena.bots.biberclan",
-    "mein-lieber-biber": "arena.bots.mein_lieber_biber",
-    "thirteen-beavers": "arena.bots.thirteen_beavers",
+    "biberbande": "bots.biberbande",
+    "biberclan": "bots.biberclan",
+    "mein-lieber-biber": "bots.mein_lieber_biber",
+    "thirteen-beavers": "bots.thirteen_beavers",
 }
 KINDS = ("random", "heuristic")
 
