@@ -20,7 +20,6 @@ import logging
 import re
 import secrets
 import time
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -40,11 +39,10 @@ from engine.core import (
     NotYourTurn,
     Viewer,
 )
-from service import auth, metrics
+from service import auth, metrics, seats
 from service.errors import ApiError, clip, clip_echoes
 from service.history import History, replay, stamp
 from service.notify import Notifier
-from service.schemas import MAX_NAME
 from service.store import Archive, DamagedMatch, Meta, Snapshot, Store, WriteUnsettled, fingerprint
 
 log = logging.getLogger(__name__)
@@ -123,29 +121,36 @@ class Lodge:
         return self.store.meta(match_id)
 
     # --- create ------------------------------------------------------------
-    def create(self, game_id: str, players: Any, seed: Any, options: Any) -> dict[str, Any]:
-        """Set up a match; the 201 body (tokens included)."""
+    def create(self, game_id: str, players: Any, seed: Any, options: Any, *,
+               public: Any = None, clock: Any = None) -> dict[str, Any]:
+        """Set up a match; the 201 body (tokens, and the invite when a seat is open)."""
         game = self.game(game_id)
-        names = _names(game, players)
+        seating = seats.seating(game, players)
+        clock_ms, listed = seats.clock_ms(clock), seats.public(public)
         if seed is None:
             seed = secrets.randbelow(SEED_MAX + 1)
         try:
-            state, events, resolved = game.create(names, seed, options)
+            state, events, resolved = game.create(seating.names, seed, options)
         except InvalidOptions as exc:
             raise ApiError("invalid_options", clip_echoes(exc.detail, options)) from None
+        invite = seats.new_invite() if seating.has_open else None
         while True:
             match_id = auth.new_match_id()
-            tokens = [auth.new_token(match_id) for _ in names]
+            tokens = [auth.new_token(match_id) if kind == seats.TOKEN else None for kind in seating.kinds]
             admin = auth.new_token(match_id)
-            meta = Meta(match_id, game.id, names, seed, resolved, auth.token_hash(admin),
-                        [auth.token_hash(t) for t in tokens], time.time())
+            meta = Meta(match_id, game.id, seating.names, seed, resolved, auth.token_hash(admin),
+                        ["" if t is None else auth.token_hash(t) for t in tokens], time.time(),
+                        seating.kinds, seating.bots, clock_ms, listed,
+                        None if invite is None else seats.invite_hash(invite))
             if self.store.create(meta, state, stamp(events, 0)):
                 break
         metrics.MATCHES.labels(game.id).inc()
-        return {"match_id": match_id, "game": game.id, "version": 0, "seed": seed,
-                "seats": [{"seat": i, "name": n, "token": t} for i, (n, t) in enumerate(zip(names, tokens))],
-                "admin_token": admin,
-                "state": view_of(game, meta, Snapshot(0, state), SPECTATOR_VIEWER)}
+        body: dict[str, Any] = {"match_id": match_id, "game": game.id, "version": 0, "seed": seed,
+                                "seats": seats.created_seats(seating, tokens), "admin_token": admin}
+        if invite is not None:
+            body["invite"] = invite
+        body["state"] = view_of(game, meta, Snapshot(0, state), SPECTATOR_VIEWER)
+        return body
 
     # --- view --------------------------------------------------------------
     @_store_faults
@@ -311,8 +316,9 @@ class Lodge:
             if viewer.is_spectator:
                 raise ApiError("unauthenticated", "the record of an unfinished match needs the admin token")
             raise ApiError("forbidden", "the record of an unfinished match is for the admin only")
+        clock = {"clock": {"per_move_ms": meta.clock_ms}} if meta.clock_ms is not None else {}
         return {"game": meta.game, "players": meta.players, "seed": meta.seed, "options": meta.options,
-                "moves": [orjson.Fragment(m) for m in moves], "result": game.result(snap.state)}
+                **clock, "moves": [orjson.Fragment(m) for m in moves], "result": game.result(snap.state)}
 
     @_store_faults
     def delete(self, match_id: str, authorization: str | None) -> None:
@@ -396,26 +402,3 @@ def _conflict(current: int, given: int | None) -> ApiError:
 def _not_found(match_id: str) -> ApiError:
     return ApiError("match_not_found",
                     f"there is no match {match_id[:64]!r} (it may have expired or been deleted)")
-
-
-def _names(game: Game, players: Any) -> list[str]:
-    """Display names from a list of names or a player count (422 if bad)."""
-    limits = f"{game.id} takes {game.min_players}…{game.max_players} players"
-    if isinstance(players, int) and not isinstance(players, bool):
-        if not game.min_players <= players <= game.max_players:
-            raise ApiError("invalid_options", f"{limits}, got {players}")
-        return [f"Player {i + 1}" for i in range(players)]
-    if not isinstance(players, list) or not all(isinstance(n, str) for n in players):
-        raise ApiError("invalid_options", "players must be a list of display names or a player count")
-    if not game.min_players <= len(players) <= game.max_players:
-        raise ApiError("invalid_options", f"{limits}, got {len(players)}")
-    for name in players:
-        if not name.strip() or len(name) > MAX_NAME:
-            raise ApiError("invalid_options", f"a player name must be 1…{MAX_NAME} characters, not blank")
-        if any(unicodedata.category(ch) == "Cc" for ch in name):
-            raise ApiError("invalid_options", f"player name {clip(name)!r} contains a control character "
-                           "(such as NUL, tab or newline); names are printable text")
-    if len(set(players)) < len(players):
-        twice = next(n for i, n in enumerate(players) if n in players[:i])
-        raise ApiError("invalid_options", f"player names must differ; {clip(twice)!r} is given twice")
-    return list(players)

@@ -41,7 +41,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import orjson
@@ -62,7 +62,21 @@ ARCHIVE_CACHE = 256
 
 @dataclass(frozen=True)
 class Meta:
-    """What never changes about a match."""
+    """What a match is: game, players, seed, options, token hashes and its
+    seat table.
+
+    Only the seat table changes, and only one way: an ``open`` seat becomes
+    ``claimed`` (its token hash set).  The stored meta JSON keeps the table
+    as created; each claim is a field ``c<seat>`` of the match's snapshot
+    hash (``keys.CLAIM``), laid over it by :meth:`with_claims`.  A meta
+    cached by a worker may so still show a seat as open that another
+    instance has meanwhile given away (see :meth:`Store.meta` with
+    ``fresh``).  ``kinds`` per seat: ``token``, ``open``, ``claimed`` or
+    ``bot`` (:mod:`service.seats`); ``bots``: the bot's name per seat (None
+    for the others); ``seat_hashes`` is ``""`` for a seat without a token.
+    Metas stored before seats had kinds load as all ``token``, no bots, no
+    clock, not public, no invite.
+    """
 
     match_id: str
     game: str
@@ -72,18 +86,45 @@ class Meta:
     admin_hash: str
     seat_hashes: list[str]
     created: float
+    kinds: list[str] = field(default_factory=list)
+    bots: list[str | None] = field(default_factory=list)
+    clock_ms: int | None = None
+    public: bool = False
+    invite_hash: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.kinds:
+            object.__setattr__(self, "kinds", ["token"] * len(self.players))
+        if not self.bots:
+            object.__setattr__(self, "bots", [None] * len(self.players))
+
+    @property
+    def open_seats(self) -> list[int]:
+        """The seats nobody holds yet (as far as this meta knows)."""
+        return [i for i, kind in enumerate(self.kinds) if kind == "open"]
+
+    def with_claims(self, claims: dict[int, str]) -> Meta:
+        """This meta with the open seats of ``claims`` (seat -> token hash) claimed."""
+        taken = {seat: h for seat, h in claims.items() if 0 <= seat < len(self.kinds) and self.kinds[seat] == "open"}
+        if not taken:
+            return self
+        return replace(self, kinds=["claimed" if i in taken else k for i, k in enumerate(self.kinds)],
+                       seat_hashes=[taken.get(i, h) for i, h in enumerate(self.seat_hashes)])
 
     def to_json(self) -> bytes:
         return orjson.dumps({
             "game": self.game, "players": self.players, "seed": self.seed,
             "options": self.options, "admin": self.admin_hash,
-            "seats": self.seat_hashes, "created": self.created})
+            "seats": self.seat_hashes, "created": self.created,
+            "kinds": self.kinds, "bots": self.bots, "clock_ms": self.clock_ms,
+            "public": self.public, "invite": self.invite_hash})
 
     @classmethod
     def from_json(cls, match_id: str, raw: bytes | str) -> Meta:
         d = orjson.loads(raw)
         return cls(match_id, d["game"], d["players"], d["seed"], d["options"],
-                   d["admin"], d["seats"], d["created"])
+                   d["admin"], d["seats"], d["created"], d.get("kinds") or [], d.get("bots") or [],
+                   d.get("clock_ms"), bool(d.get("public", False)), d.get("invite"))
 
 
 @dataclass(frozen=True)
