@@ -203,7 +203,7 @@ def cmd_play_human(args: argparse.Namespace) -> int:
                         options=args.options, clock=args.clock)
     with LodgeClient(args.url) as client:
         try:
-            view = human.play(client, table)
+            view = human.play(client, table, ask=input, say=print)
         except (EOFError, KeyboardInterrupt):
             print("\nlodge-arena: stopped before the end; the match stays on the server", file=sys.stderr)
             return INTERRUPTED

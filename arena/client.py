@@ -13,8 +13,9 @@ request per move::
         answer.legal_moves.get(0)  # seat 0's next moves, if it is still to act
 
 Every error response becomes a :class:`LodgeError` subclass carrying the
-problem+json ``code`` (see :data:`ERRORS`).  A 503 ``store_unavailable`` and a
-refused or dropped connection are retried (honouring ``Retry-After``); every
+problem+json ``code`` (see :data:`ERRORS`).  A 503 ``store_unavailable``, a
+429 ``rate_limited`` and a refused or dropped connection are retried
+(honouring ``Retry-After``); every
 move carries an ``Idempotency-Key`` (one per call unless given), so a retried
 move is never applied twice.
 """
@@ -132,20 +133,24 @@ class IdempotencyKeyReused(Unprocessable):
     code = "idempotency_key_reused"
 
 
-class RateLimited(LodgeError):
-    """429: too many requests from this client (``Retry-After`` set)."""
-    code = "rate_limited"
-
-
-class StoreUnavailable(LodgeError):
-    """503: the server's store is unreachable; nothing was written."""
-    code = "store_unavailable"
+class Retryable(LodgeError):
+    """An error that a later retry may not get: the client retries it."""
 
     @property
     def retry_after(self) -> float | None:
         """Seconds the server asks to wait (``Retry-After``), if it said."""
         value = self.headers.get("Retry-After")
         return float(value) if value is not None and value.isdigit() else None
+
+
+class RateLimited(Retryable):
+    """429: too many requests from this client (``Retry-After`` set)."""
+    code = "rate_limited"
+
+
+class StoreUnavailable(Retryable):
+    """503: the server's store is unreachable; nothing was written."""
+    code = "store_unavailable"
 
 
 class Unreachable(LodgeError):
@@ -254,7 +259,7 @@ def legal_of(body: JSON) -> dict[int, list[JSON]]:
 class LodgeClient:
     """One client per thread (it keeps a pooled ``requests.Session``).
 
-    ``retries``: how many times a 503 or a connection failure is retried;
+    ``retries``: how many times a 503, a 429 or a connection failure is retried;
     the wait is ``Retry-After`` when the server sends one, else ``backoff``
     doubling, capped at ``max_wait`` seconds.
     """
@@ -297,7 +302,7 @@ class LodgeClient:
                 if response.status_code < 400:
                     return response
                 error = error_for(response)
-                if not isinstance(error, StoreUnavailable) or last:
+                if not isinstance(error, Retryable) or last:
                     raise error
                 if error.retry_after is not None:
                     wait = error.retry_after
@@ -374,6 +379,17 @@ class LodgeClient:
                           body=body, headers=headers)
         return MoveResult(version=data["version"], events=data["events"], state=data["state"],
                           legal_moves=legal_of(data) if legal else {})
+
+    def seats(self, match_id: str) -> list[JSON]:
+        """Who holds each seat: ``kind`` is ``token``, ``open``, ``claimed`` or ``bot``."""
+        return self._json("GET", f"/v1/matches/{match_id}/seats")["seats"]
+
+    def claim(self, match_id: str, seat: int, invite: str | None = None) -> Seat:
+        """Claim open seat ``seat`` with the match's invite (none needed for a
+        public match); the seat's token."""
+        body = {"invite": invite} if invite is not None else {}
+        data = self._json("POST", f"/v1/matches/{match_id}/seats/{seat}", body=body)
+        return Seat(seat=data["seat"], name=data["name"], token=data["token"])
 
     def resign(self, match_id: str, token: str, *, seat: int | None = None, legal: bool = False) -> MoveResult:
         """Give up: allowed any time while the match is active; the server

@@ -64,7 +64,7 @@ def choose(moves: list[JSON], ask: Ask, say: Say) -> JSON:
         say(f"  type a number from 1 to {len(moves)}, or {RESIGN}")
 
 
-def play(client: LodgeClient, table: Table, *, ask: Ask = input, say: Say = print) -> JSON:
+def play(client: LodgeClient, table: Table, *, ask: Ask, say: Say) -> JSON:
     """Create the match, play it to the end with the person's answers, and
     return its final view (as the person's seat sees it)."""
     per_move_ms = None if table.clock is None else round(table.clock * 1000)
