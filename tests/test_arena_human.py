@@ -14,6 +14,7 @@ import pytest
 from arena import human
 from arena.cli import main
 from arena.client import LodgeClient
+from arena.replay import replay
 from devtools.servers import ROOT
 from engine import REGISTRY
 
@@ -82,6 +83,18 @@ def test_resign_ends_the_match(live_server: str, capsys: pytest.CaptureFixture[s
     out = capsys.readouterr().out
     assert "· ana (seat 0): resigned" in out and "result: winners random-1" in out
     assert out.rstrip().splitlines()[-1].startswith("  2. ana (seat 0)")
+
+
+def test_a_resigned_match_replays(live_server: str):
+    """With two bots left the match goes on: the server plays the resigned
+    seat's fallbacks ("by": "resigned"), and the record replays to the same result."""
+    answers = iter(["1", "1", "resign"])
+    with LodgeClient(live_server) as lodge:
+        final = human.play(lodge, human.Table(game="thirteen-beavers", bots=["random", "heuristic"], seed=4),
+                           ask=lambda prompt: next(answers), say=lambda line: None)
+        record = lodge.record(final["match_id"])
+        assert {m["by"] for m in record["moves"] if m["seat"] == 0 and "by" in m} == {"resigned"}
+        assert final["result"]["ranking"][-1] == [0] and replay(lodge, record) == final["result"]
 
 
 def test_input_that_ends_early_leaves_the_match(live_server: str):
