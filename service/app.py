@@ -79,6 +79,7 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
         api.register_blueprint(blueprint)
     _document_doc_routes(api)
     game_schemas.document(api.spec, [g.id for g in registry])
+    matches.document_legal(api.spec)
     docs_ui.install(app)
     cors.install(app, settings.cors_origins)
     errors.register(app, settings.retry_after)
