@@ -19,9 +19,13 @@ moves (one request per decision):
 ``move_timeout`` is the server's clock (``clock.per_move_ms`` at creation):
 a seat that has not moved by its deadline gets its fallback move played by
 the server (``"by": "clock"`` in the record; the timeouts are counted from
-those entries).  A slow bot's late move is then refused with 409 and the
-referee carries on from the new state; without a timeout there is no clock
-and the referee waits forever.  A built-in bot that raises or answers a move
+those entries).  An external bot's late move is then refused with 409; a
+built-in bot still thinking one sweep (1 s) after its seat's deadline (the
+view's ``deadline``, so the machines' clocks should agree) is left to finish
+in the background, its answer dropped, so that the other seats do not wait
+for it (one that answers within that second may get the 409 too).  Either
+way the referee carries on from the new state.  Without a timeout there is
+no clock and the referee waits forever.  A built-in bot that raises or answers a move
 the server refuses, and an external bot that exits before the match is over,
 count a crash; their seat then gets *default moves* (the first move its
 legal moves list) through the admin token at once.
@@ -32,10 +36,12 @@ The match's record is fetched at the end, so every match can be replayed.
 from __future__ import annotations
 
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bots import Bot, make_bot
 
@@ -45,6 +51,8 @@ from .entrants import Entrant, start_external, stop_external
 #: Longest single long-poll while waiting for an external bot, so that a bot
 #: that exits is noticed within this many seconds.
 POLL_SECONDS = 1.0
+#: The latest a server plays a fallback move after the deadline (api.md, Clocks).
+SWEEP_SECONDS = 1.0
 #: The server's clock range for ``clock.per_move_ms``, in seconds.
 MIN_CLOCK, MAX_CLOCK = 1.0, 86_400.0
 #: Who played a record entry that the server made on its own.
@@ -215,14 +223,41 @@ class Referee:
         # a bot that reads its view plays as its seat; one that does not, through the admin token
         token, as_seat = (seat.token, None) if seat.reads_view else (admin, s)
         known = self._ready(match_id, token, s, seat.reads_view, known)
-        try:
-            move = seat.bot.choose(known.view if seat.reads_view else None, known.legal[s])
-        except Exception:  # a bot's bug is the bot's crash, not the harness's
+        outcome, move = self._think(seat.bot, known.view if seat.reads_view else None, known.legal[s],
+                                    known.view.get("deadline", {}).get(str(s)))
+        if outcome == "crash":
             return self._crash(match_id, admin, s, seat, known)
+        if outcome == "late":  # the server's clock has played its fallback: carry on from there
+            self.client.events(match_id, admin, after=known.view["version"], wait=POLL_SECONDS)
+            return self._latest(match_id, admin)
         try:
             return self._post(match_id, admin, token, move, known, as_seat)
         except IllegalMove:
             return self._crash(match_id, admin, s, seat, known)
+
+    def _think(self, bot: Bot, view: JSON | None, moves: list[JSON], deadline: int | None) -> tuple[str, Any]:
+        """("ok", move), ("crash", exception), or ("late", None) when a
+        clock is set and the bot is still thinking one sweep
+        (:data:`SWEEP_SECONDS`) after the seat's ``deadline`` (epoch ms, the
+        server's; else ``move_timeout`` from now): the server has played the
+        seat's fallback by then, and the other seats must not wait for the
+        bot.  Its late answer is dropped (the bot thinks in a daemon thread)."""
+        answer: list[tuple[str, Any]] = []
+
+        def think() -> None:
+            try:
+                answer.append(("ok", bot.choose(view, moves)))
+            except Exception as exc:  # a bot's bug is the bot's crash, not the harness's
+                answer.append(("crash", exc))
+
+        if self.move_timeout is None:
+            think()
+        else:
+            thread = threading.Thread(target=think, daemon=True)
+            thread.start()
+            until = deadline / 1000 if deadline is not None else time.time() + self.move_timeout
+            thread.join(max(0.0, until - time.time()) + SWEEP_SECONDS)
+        return answer[0] if answer else ("late", None)
 
     def _post(self, match_id: str, admin: str, token: str, move: JSON, known: _Known,
               seat: int | None) -> _Known:
