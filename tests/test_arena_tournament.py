@@ -33,14 +33,20 @@ pytestmark = pytest.mark.live
 EXAMPLE_BOT = ROOT / "arena" / "examples" / "external_bot.py"
 SLEEPY_BOT = ROOT / "tests" / "bots" / "sleepy_bot.py"
 #: The 13 Beavers heuristic's slowest decision takes about 0.6 CPU-s (its plan of
-#: the river); with 1 s it was timed out on a loaded two-core machine.
-MOVE_TIMEOUT = 2.0
+#: the river), its first in a process about 1.2 CPU-s (the plans are cached),
+#: twice that with two matches thinking at once; with 1 s it was timed out on a
+#: loaded two-core machine.  The server's clock also counts the requests around
+#: the decision (from the move that handed the seat its turn): with 2 s and 3 s
+#: the first decision timed out on that machine.
+MOVE_TIMEOUT = 5.0
+#: The sleepy bot's slow decisions: past the deadline and the sweep's 1 s.
+SLEEPY_SECONDS = MOVE_TIMEOUT + 2.5
 
 
 def entrants() -> list[Entrant]:
     return [Entrant.parse("rand=random"), Entrant.parse("heur=heuristic"),
             Entrant.parse(f"ext=cmd:python {EXAMPLE_BOT}"),
-            Entrant.parse(f"sleepy=cmd:python {SLEEPY_BOT} {2.5 * MOVE_TIMEOUT} 1")]
+            Entrant.parse(f"sleepy=cmd:python {SLEEPY_BOT} {SLEEPY_SECONDS} 1")]
 
 
 @pytest.mark.parametrize("game", REGISTRY.ids())
