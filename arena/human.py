@@ -20,9 +20,10 @@ from dataclasses import dataclass
 
 from .client import JSON, LodgeClient, MatchFinished, VersionConflict, legal_of
 from .referee import places
-from .show import LEGEND, event_line, fields, view_lines
+from .show import event_line, fields, view_lines
 
 RESIGN = "resign"
+LEGEND = "(? = hidden from you, or empty; known = what you remember)"
 
 Ask = Callable[[str], str]
 Say = Callable[[str], None]
