@@ -9,8 +9,11 @@ one, the seat's view (:mod:`arena.show`) and its legal moves numbered from 1
 (with their ``label`` when the server gives one); the person types a number,
 or ``resign``.  With a clock the deadline is shown; when it passes first, the
 server plays the seat's fallback move and the late answer is refused (409),
-which is said before the next decision.  Reads plain lines, so a pipe works
-as well as a keyboard.
+which is said before the next decision.  The server plays a bounded number
+of moves inside one request (the rest right after, from its sweeper), so a
+view may still show a bot, or the person's seat after a resign, to act: the
+player then waits for the match to move on.  Reads plain lines, so a pipe
+works as well as a keyboard.
 """
 from __future__ import annotations
 
@@ -75,7 +78,7 @@ def play(client: LodgeClient, table: Table, *, ask: Ask, say: Say) -> JSON:
     say(f"{table.game} match {created.match_id}: you are {table.name} (seat {seat}). {LEGEND}")
     view = client.view(match_id, token, legal=True)
     legal = legal_of(view)
-    seen = -1
+    seen, resigned = -1, False
     while True:
         page = client.events(match_id, token, after=seen)
         names = [p["name"] for p in view["players"]]
@@ -85,8 +88,8 @@ def play(client: LodgeClient, table: Table, *, ask: Ask, say: Say) -> JSON:
         say("\n".join(view_lines(view)))
         if view["status"] == "finished":
             return view
-        moves = legal.get(seat)
-        if not moves:  # not this seat's decision: wait for the match to move on
+        moves = None if resigned else legal.get(seat)
+        if not moves:  # not the person's decision (a bot's or a resigned seat's the server still owes): wait
             client.events(match_id, token, after=view["version"], wait=30)
             view = client.view(match_id, token, legal=True)
             legal = legal_of(view)
@@ -99,7 +102,7 @@ def play(client: LodgeClient, table: Table, *, ask: Ask, say: Say) -> JSON:
         move = choose(moves, ask, say)
         try:
             answer = client.move(match_id, token, move, version=view["version"], legal=True)
-            view, legal = answer.state, answer.legal_moves
+            view, legal, resigned = answer.state, answer.legal_moves, move["type"] == RESIGN
         except (VersionConflict, MatchFinished):
             say("   too late: the clock played your fallback move")
             view = client.view(match_id, token, legal=True)
