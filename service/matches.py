@@ -217,14 +217,14 @@ class Lodge:
                 "state": view_of(game, meta, snap, seat_viewer(seat))}
 
     @_store_faults
-    def seats(self, match_id: str) -> dict[str, Any]:
+    def seat_table(self, match_id: str) -> dict[str, Any]:
         """Who holds each seat, as stored now (not as this worker cached it)."""
         meta = self.store.meta(match_id, fresh=True) if auth.MATCH_ID.fullmatch(match_id) else None
         if meta is None:
             raise _not_found(match_id)
         return {"seats": seats.table(meta)}
 
-    def lobby(self, game_id: str | None, limit: int, cursor: str | None) -> dict[str, Any]:
+    def lobby_page(self, game_id: str | None, limit: int, cursor: str | None) -> dict[str, Any]:
         """A page of the lobby: public matches with an open seat, newest first."""
         games = [self.game(game_id).id] if game_id is not None else [g.id for g in self.registry]
         after = lobby.decode_cursor(cursor)

@@ -31,7 +31,7 @@ class Lobby(MethodView):
         Newest first; `next` is the cursor of the next page (null at the end).
         Matches that filled, finished, expired or were deleted are not listed.
         """
-        return json_response(lodge().lobby(query.get("game"), query["limit"], query.get("cursor")))
+        return json_response(lodge().lobby_page(query.get("game"), query["limit"], query.get("cursor")))
 
 
 @blp.route("/<string:match_id>/seats")
@@ -40,7 +40,7 @@ class Seats(MethodView):
     @blp.problems("match_not_found", "rate_limited", "store_unavailable")
     def get(self, match_id: str) -> Response:
         """Who holds each seat: `token`, `open`, `claimed` or `bot`"""
-        return json_response(lodge().seats(match_id))
+        return json_response(lodge().seat_table(match_id))
 
 
 @blp.route("/<string:match_id>/seats/<int:seat>")
