@@ -7,7 +7,10 @@
    with ``?seat=k&legal=true`` and takes the next seat's moves from the
    answer); matches per server CPU-second (gunicorn's processes, /proc),
    matches per minute and moves per second, and the ratio of the two
-   (``--loops-only`` runs just this).
+   (``--loops-only`` runs just this).  ``--baseline REV`` also runs the
+   two-request loop, in the same alternation, on a second server serving
+   that git revision's code (e.g. the one before the hot paths: "today's
+   two-request loop"), and gives the one-request loop's gain over it.
 1. Throughput: a tournament of random bots per game (4 seats, 2 matches in
    parallel), in matches per minute.
 2. Heuristic margins: per game, ``heuristic`` against ``random`` in duplicate
@@ -21,7 +24,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -34,7 +40,7 @@ from arena import results, tournament
 from arena.entrants import Entrant
 from bench import write_report
 from bench.servers import cpu_seconds
-from devtools.servers import start_gunicorn, start_redis, stop_process
+from devtools.servers import ROOT, ServerError, free_port, start_gunicorn, start_redis, stop_process, tail
 from engine import REGISTRY
 
 #: Server settings of the loops' comparison: no per-client limits (one loopback client plays fast).
@@ -109,13 +115,45 @@ def drive_matches(server: object, url: str, game: str, seeds: list[int],
             "cpu_s": cpu_seconds(server) - cpu}  # type: ignore[arg-type]
 
 
-def loops(server: object, url: str, game: str, matches: int) -> dict:
-    """Both loops on the same matches (same seeds), in alternating rounds."""
-    totals = {name: {"matches": 0, "moves": 0, "seconds": 0.0, "cpu_s": 0.0} for name in ("two", "one")}
+def start_revision(revision: str, work: Path, redis_url: str, workers: int) -> tuple[subprocess.Popen, str]:
+    """gunicorn serving ``revision``'s code (``git archive`` into ``work``), like
+    :func:`devtools.servers.start_gunicorn`."""
+    code = work / f"code-{revision}"
+    code.mkdir()
+    archive = subprocess.run(["git", "archive", revision], cwd=ROOT, check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(code)], input=archive, check=True)
+    port = free_port()
+    env = dict(os.environ, HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY=str(workers), PYTHONUNBUFFERED="1",
+               REDIS_URL=redis_url, **NO_LIMITS)
+    log = work / f"gunicorn-{revision}.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(code / "deploy" / "gunicorn.conf.py"),
+                                 "service.app:create_app()"], cwd=code, env=env, stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if requests.get(base + "/healthz", timeout=1).status_code == 200:
+                return proc, base
+        except requests.RequestException:
+            pass
+        time.sleep(0.1)
+    stop_process(proc, timeout=20)
+    raise ServerError(f"gunicorn ({revision}) did not answer /healthz on {base}:\n{tail(log)}")
+
+
+def loops(server: object, url: str, game: str, matches: int, baseline: tuple[object, str] | None = None) -> dict:
+    """Both loops on the same matches (same seeds), in alternating rounds;
+    with ``baseline`` (server, url) also the two-request loop there."""
+    runs: list[tuple[str, object, str, Callable[[requests.Session, str, str, int], int]]] = [
+        ("two", server, url, two_requests), ("one", server, url, one_request)]
+    if baseline is not None:
+        runs.append(("two_baseline", *baseline, two_requests))
+    totals = {name: {"matches": 0, "moves": 0, "seconds": 0.0, "cpu_s": 0.0} for name, *_ in runs}
     for r in range(ROUNDS):
         seeds = [1000 * r + i for i in range(matches // ROUNDS)]
-        for name, play in (("two", two_requests), ("one", one_request)):
-            got = drive_matches(server, url, game, seeds, play)
+        for name, at, base, play in runs:
+            got = drive_matches(at, base, game, seeds, play)
             for key in totals[name]:
                 totals[name][key] += got[key]
     out: dict = {"game": game}
@@ -128,6 +166,9 @@ def loops(server: object, url: str, game: str, matches: int) -> dict:
             "matches_per_cpu_s": round(t["matches"] / t["cpu_s"], 2) if t["cpu_s"] else None}
     one, two = out["one_request"]["matches_per_cpu_s"], out["two_request"]["matches_per_cpu_s"]
     out["gain_per_cpu_s"] = round(one / two, 2) if one and two else None
+    if baseline is not None:
+        old = out["two_baseline_request"]["matches_per_cpu_s"]
+        out["gain_vs_baseline_per_cpu_s"] = round(one / old, 2) if one and old else None
     return out
 
 
@@ -164,6 +205,7 @@ def main() -> None:
     parser.add_argument("--deals-4p", type=int, default=25, help="duplicate deals with 4 seats (x4 matches)")
     parser.add_argument("--loop-matches", type=int, default=20, help="matches per loop and game (one vs two requests)")
     parser.add_argument("--loops-only", action="store_true", help="only the one-vs-two-requests comparison")
+    parser.add_argument("--baseline", metavar="REV", help="also the two-request loop on this git revision's server")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="lodge-arena-bench-"))
     redis, redis_url = start_redis(work)
@@ -171,9 +213,14 @@ def main() -> None:
     report: dict = {"loops": [], "throughput": [], "margins": []}
     try:
         server, url = start_gunicorn(work, redis_url, workers=2, extra_env=NO_LIMITS)
-        for game in args.games:
-            report["loops"].append(loops(server, url, game, args.loop_matches))
-            print(json.dumps(report["loops"][-1]), flush=True)
+        old = start_revision(args.baseline, work, redis_url, 2) if args.baseline else None
+        try:
+            for game in args.games:
+                report["loops"].append(loops(server, url, game, args.loop_matches, old))
+                print(json.dumps(report["loops"][-1]), flush=True)
+        finally:
+            if old is not None:
+                stop_process(old[0], timeout=20)
         stop_process(server, timeout=20)
         server = None
         if args.loops_only:

@@ -281,7 +281,7 @@ class Lodge:
         game = self.game(meta.game)
         move = {k: v for k, v in move.items() if k != "label"}
         idem = None
-        request = fingerprint(seat, move, version)
+        request = fingerprint(seat, move, version) if idempotency_key is not None else ""  # '' without a key
         if idempotency_key is not None:
             idem = f"{'admin' if viewer.is_admin else f'seat{viewer.seat}'}:{idempotency_key}"
         for _attempt in range(MAX_ATTEMPTS):
