@@ -1,8 +1,10 @@
 """``lodge-arena``: tournaments, single matches and replays against a Lodge
 server (default: the local ``make run`` at http://127.0.0.1:8000); see
-:data:`EXAMPLES`.  Bots are ``NAME=random``, ``NAME=heuristic`` or
-``NAME=cmd:"python mybot.py"`` (:mod:`arena.entrants`); a bare kind is named
-after itself.
+:data:`EXAMPLES`.  Bots are ``NAME=random``, ``NAME=heuristic``,
+``NAME=server:heuristic`` (played by the server) or ``NAME=cmd:"python
+mybot.py"`` (:mod:`arena.entrants`); a bare kind is named after itself.
+``play --bots heuristic,random`` seats a person at the terminal against
+server bots (:mod:`arena.human`).
 """
 from __future__ import annotations
 
@@ -16,7 +18,9 @@ from typing import Any
 
 import orjson
 
-from . import results, tournament
+from bots import KINDS
+
+from . import human, results, tournament
 from .client import DEFAULT_URL, LodgeClient, LodgeError, Unreachable
 from .entrants import Entrant
 from .referee import MatchPlan, Referee
@@ -29,7 +33,9 @@ GAMES = "biberbande, biberclan, mein-lieber-biber or thirteen-beavers"
 EXAMPLES = """examples (with `make run` serving):
   lodge-arena tournament biberbande --bot random --bot heuristic --matches 100 --duplicate
   lodge-arena tournament biberclan --bot h=heuristic --bot mine=cmd:"python mybot.py" --matches 30
+  lodge-arena tournament thirteen-beavers --bot mine=heuristic --bot theirs=server:heuristic
   lodge-arena play mein-lieber-biber --bot ana=heuristic --bot bo=random
+  lodge-arena play biberbande --bots heuristic,random --clock 30   # you against two server bots
   lodge-arena replay arena-results/biberbande-*/records/match-00007.json"""
 
 
@@ -55,6 +61,14 @@ def _timeout(text: str) -> float | None:
     return None if seconds <= 0 else seconds
 
 
+def _kinds(text: str) -> list[str]:
+    kinds = [k.strip() for k in text.split(",")]
+    for kind in kinds:
+        if kind not in KINDS:
+            raise argparse.ArgumentTypeError(f"--bots: unknown kind {kind!r}; use {', '.join(KINDS)}")
+    return kinds
+
+
 def _default_url() -> str:
     """``LODGE_URL`` from the environment, else the local ``make run``."""
     return os.environ.get("LODGE_URL") or DEFAULT_URL
@@ -72,13 +86,14 @@ def parser() -> argparse.ArgumentParser:
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--url", default=url, help=url_help)
         p.add_argument("--bot", dest="bots", action="append", type=_entrant, metavar="NAME=KIND",
-                       help="an entrant: NAME=random, NAME=heuristic or NAME=cmd:\"program args\" "
+                       help="an entrant: NAME=random, NAME=heuristic (in this process), NAME=server:random, "
+                            "NAME=server:heuristic (played by the server) or NAME=cmd:\"program args\" "
                             "(repeat; default: random and heuristic)")
         p.add_argument("--seed", type=int, default=0, help="seed of every deal and bot (default 0)")
         p.add_argument("--options", type=_options, default={}, help="game options as a JSON object")
         p.add_argument("--move-timeout", type=_timeout, default=10.0, metavar="SECONDS",
-                       help="a bot slower than this gets the first legal move played for it "
-                            "through the admin token (default 10; 0 = wait forever)")
+                       help="the server's clock per decision (1…86400): a bot slower than this gets "
+                            "its fallback move played by the server (default 10; 0 = no clock, wait forever)")
 
     t = sub.add_parser("tournament", help="many matches: standings, ratings, JSON/CSV and a chart")
     t.add_argument("game", help=GAMES)
@@ -92,10 +107,17 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--keep-matches", action="store_true", help="leave the matches on the server")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
 
-    p = sub.add_parser("play", help="one match, printing the public view turn by turn")
+    p = sub.add_parser("play", help="one match: watch bots (--bot) or play against server bots (--bots)")
     p.add_argument("game", help=GAMES)
     common(p)
     p.add_argument("--delay", type=float, default=0.0, help="seconds to pause after each move")
+    p.add_argument("--bots", dest="against", type=_kinds, metavar="KIND,KIND…",
+                   help="play yourself, at the terminal, against these server bots (random, heuristic)")
+    p.add_argument("--name", default="you", help="your name (with --bots; default: you)")
+    p.add_argument("--seat", type=int, default=0, help="your seat (with --bots; default 0)")
+    p.add_argument("--clock", type=_timeout, metavar="SECONDS",
+                   help="with --bots: seconds per decision before the server plays your fallback move "
+                        "(default: no clock)")
 
     r = sub.add_parser("replay", help="replay kept match records and check their results")
     r.add_argument("records", nargs="+", type=Path)
@@ -105,6 +127,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.command == "play" and args.against and args.bots:
+        parser().error("play: --bots (you against server bots) and --bot (bots only) do not mix")
     if args.command != "replay" and not args.bots:
         args.bots = [Entrant.parse(kind) for kind in DEFAULT_BOTS]
     try:
@@ -144,6 +168,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
+    if args.against:
+        return cmd_play_human(args)
     with LodgeClient(args.url) as client:
         entry = client.game(args.game)
         lineup = args.bots[:entry["max_players"]]
@@ -169,6 +195,20 @@ def cmd_play(args: argparse.Namespace) -> int:
     for s in sorted(outcome.seats, key=lambda s: s.place):
         print(f"  {s.place}. {s.entrant} (seat {s.seat}) score {s.score}"
               + (f", {s.timeouts} timeouts" if s.timeouts else "") + (f", {s.crashes} crashes" if s.crashes else ""))
+    return 0
+
+
+def cmd_play_human(args: argparse.Namespace) -> int:
+    table = human.Table(game=args.game, bots=args.against, name=args.name, seat=args.seat, seed=args.seed,
+                        options=args.options, clock=args.clock)
+    with LodgeClient(args.url) as client:
+        try:
+            view = human.play(client, table, ask=input, say=print)
+        except (EOFError, KeyboardInterrupt):
+            print("\nlodge-arena: stopped before the end; the match stays on the server", file=sys.stderr)
+            return INTERRUPTED
+    print(f"\n{args.game} match {view['match_id']}: finished")
+    print("\n".join(human.summary(view)))
     return 0
 
 

@@ -1,16 +1,21 @@
 """A small typed client of the Lodge HTTP contract (``docs/api.md``).
 
 Built only on the public contract, so it doubles as the proof that the
-contract is enough to play::
+contract is enough to play.  With ``legal=True`` (``?legal=true``) a view and
+a move's answer carry the legal moves of the seats to act, so a bot needs one
+request per move::
 
     with LodgeClient("http://127.0.0.1:8000") as lodge:
         match = lodge.create("biberbande", ["ana", "bo"], seed=42)
-        legal = lodge.legal_moves(match.match_id, match.token(0))
-        lodge.move(match.match_id, match.token(0), legal.moves[0], version=legal.version)
+        view = lodge.view(match.match_id, match.token(0), legal=True)
+        moves = legal_of(view)[0]
+        answer = lodge.move(match.match_id, match.token(0), moves[0], version=view["version"], legal=True)
+        answer.legal_moves.get(0)  # seat 0's next moves, if it is still to act
 
 Every error response becomes a :class:`LodgeError` subclass carrying the
-problem+json ``code`` (see :data:`ERRORS`).  A 503 ``store_unavailable`` and a
-refused or dropped connection are retried (honouring ``Retry-After``); every
+problem+json ``code`` (see :data:`ERRORS`).  A 503 ``store_unavailable``, a
+429 ``rate_limited`` and a refused or dropped connection are retried
+(honouring ``Retry-After``); every
 move carries an ``Idempotency-Key`` (one per call unless given), so a retried
 move is never applied twice.
 """
@@ -19,7 +24,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import requests
@@ -100,6 +105,11 @@ class MatchFinished(Conflict):
     code = "match_finished"
 
 
+class SeatTaken(Conflict):
+    """409: claiming a seat that is not open."""
+    code = "seat_taken"
+
+
 class PayloadTooLarge(LodgeError):
     code = "payload_too_large"
 
@@ -118,15 +128,29 @@ class InvalidOptions(Unprocessable):
     code = "invalid_options"
 
 
-class StoreUnavailable(LodgeError):
-    """503: the server's store is unreachable; nothing was written."""
-    code = "store_unavailable"
+class IdempotencyKeyReused(Unprocessable):
+    """422: an ``Idempotency-Key`` sent again with a different request."""
+    code = "idempotency_key_reused"
+
+
+class Retryable(LodgeError):
+    """An error that a later retry may not get: the client retries it."""
 
     @property
     def retry_after(self) -> float | None:
         """Seconds the server asks to wait (``Retry-After``), if it said."""
         value = self.headers.get("Retry-After")
         return float(value) if value is not None and value.isdigit() else None
+
+
+class RateLimited(Retryable):
+    """429: too many requests from this client (``Retry-After`` set)."""
+    code = "rate_limited"
+
+
+class StoreUnavailable(Retryable):
+    """503: the server's store is unreachable; nothing was written."""
+    code = "store_unavailable"
 
 
 class Unreachable(LodgeError):
@@ -137,12 +161,12 @@ class Unreachable(LodgeError):
 #: problem+json ``code`` -> exception class.
 ERRORS: dict[str, type[LodgeError]] = {cls.code: cls for cls in (
     InvalidRequest, Unauthenticated, Forbidden, NotFound, MatchNotFound, GameNotFound,
-    VersionConflict, NotYourTurn, MatchFinished, PayloadTooLarge, IllegalMove, InvalidOptions,
-    StoreUnavailable)}
+    VersionConflict, NotYourTurn, MatchFinished, SeatTaken, PayloadTooLarge, IllegalMove, InvalidOptions,
+    IdempotencyKeyReused, RateLimited, StoreUnavailable)}
 #: Fallback by status when a body has an unknown code (or is not problem+json).
 _BY_STATUS: dict[int, type[LodgeError]] = {400: InvalidRequest, 401: Unauthenticated, 403: Forbidden,
                                            404: NotFound, 409: Conflict, 413: PayloadTooLarge,
-                                           422: Unprocessable, 503: StoreUnavailable}
+                                           422: Unprocessable, 429: RateLimited, 503: StoreUnavailable}
 
 
 def error_for(response: requests.Response) -> LodgeError:
@@ -164,14 +188,24 @@ def error_for(response: requests.Response) -> LodgeError:
 # --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Seat:
+    """A seat of a new match: a token seat has its ``token``; a bot seat
+    (played by the server) names its ``bot``; an open seat has neither."""
     seat: int
     name: str
-    token: str
+    token: str | None = None
+    bot: str | None = None
+    open: bool = False
+
+    @classmethod
+    def from_json(cls, data: JSON) -> Seat:
+        return cls(seat=data["seat"], name=data["name"], token=data.get("token"), bot=data.get("bot"),
+                   open=bool(data.get("open")))
 
 
 @dataclass(frozen=True)
 class CreatedMatch:
-    """201 of ``POST /v1/matches``: ids, tokens and the spectator view."""
+    """201 of ``POST /v1/matches``: ids, tokens and the spectator view
+    (``invite`` when a seat is open)."""
     match_id: str
     game: str
     version: int
@@ -179,9 +213,13 @@ class CreatedMatch:
     seats: list[Seat]
     admin_token: str
     state: JSON
+    invite: str | None = None
 
     def token(self, seat: int) -> str:
-        return self.seats[seat].token
+        token = self.seats[seat].token
+        if token is None:
+            raise ValueError(f"seat {seat} has no token: it is a bot or an open seat")
+        return token
 
 
 @dataclass(frozen=True)
@@ -200,10 +238,19 @@ class Events:
 
 @dataclass(frozen=True)
 class MoveResult:
-    """200 of a move: the new version, its events and the caller's view."""
+    """200 of a move: the new version, its events and the caller's view;
+    with ``legal=True`` also the legal moves of the seats to act that the
+    caller may see (its own seat's, or every seat's for the admin)."""
     version: int
     events: list[JSON]
     state: JSON
+    legal_moves: dict[int, list[JSON]] = field(default_factory=dict)
+
+
+def legal_of(body: JSON) -> dict[int, list[JSON]]:
+    """The ``legal_moves`` of a ``?legal=true`` answer (a view, a move's
+    answer or a stream message), by seat."""
+    return {int(seat): moves for seat, moves in body["legal_moves"].items()}
 
 
 # --------------------------------------------------------------------------
@@ -212,7 +259,7 @@ class MoveResult:
 class LodgeClient:
     """One client per thread (it keeps a pooled ``requests.Session``).
 
-    ``retries``: how many times a 503 or a connection failure is retried;
+    ``retries``: how many times a 503, a 429 or a connection failure is retried;
     the wait is ``Retry-After`` when the server sends one, else ``backoff``
     doubling, capped at ``max_wait`` seconds.
     """
@@ -255,7 +302,7 @@ class LodgeClient:
                 if response.status_code < 400:
                     return response
                 error = error_for(response)
-                if not isinstance(error, StoreUnavailable) or last:
+                if not isinstance(error, Retryable) or last:
                     raise error
                 if error.retry_after is not None:
                     wait = error.retry_after
@@ -281,21 +328,32 @@ class LodgeClient:
         return self._json("GET", f"/v1/games/{game}")
 
     # --- matches --------------------------------------------------------
-    def create(self, game: str, players: list[str] | int, *, seed: int | None = None,
-               options: JSON | None = None) -> CreatedMatch:
+    def create(self, game: str, players: list[str | JSON] | int, *, seed: int | None = None,
+               options: JSON | None = None, per_move_ms: int | None = None,
+               public: bool = False) -> CreatedMatch:
+        """A new match.  A player is a name or an object: ``{"name": "bo",
+        "bot": "heuristic"}`` is a seat the server plays, ``{"name": "cy",
+        "open": True}`` one claimed later.  ``per_move_ms`` sets the clock:
+        a seat that has not moved by its deadline gets its fallback move."""
         body: JSON = {"game": game, "players": players}
         if seed is not None:
             body["seed"] = seed
         if options:
             body["options"] = options
+        if per_move_ms is not None:
+            body["clock"] = {"per_move_ms": per_move_ms}
+        if public:
+            body["public"] = True
         data = self._json("POST", "/v1/matches", body=body)
         return CreatedMatch(match_id=data["match_id"], game=data["game"], version=data["version"],
-                            seed=data["seed"], seats=[Seat(**s) for s in data["seats"]],
-                            admin_token=data["admin_token"], state=data["state"])
+                            seed=data["seed"], seats=[Seat.from_json(s) for s in data["seats"]],
+                            admin_token=data["admin_token"], state=data["state"], invite=data.get("invite"))
 
-    def view(self, match_id: str, token: str | None = None) -> JSON:
-        """The caller's view: spectator without a token, else seat or admin."""
-        return self._json("GET", f"/v1/matches/{match_id}", token=token)
+    def view(self, match_id: str, token: str | None = None, *, legal: bool = False) -> JSON:
+        """The caller's view: spectator without a token, else seat or admin.
+        ``legal``: it also carries ``legal_moves`` (read it with :func:`legal_of`)."""
+        params = {"legal": "true"} if legal else None
+        return self._json("GET", f"/v1/matches/{match_id}", token=token, params=params)
 
     def legal_moves(self, match_id: str, token: str, *, seat: int | None = None) -> LegalMoves:
         """Every legal move of the token's seat (the admin names ``seat``)."""
@@ -304,17 +362,39 @@ class LodgeClient:
         return LegalMoves(version=data["version"], seat=data["seat"], moves=data["moves"])
 
     def move(self, match_id: str, token: str, move: JSON, *, version: int | None = None,
-             seat: int | None = None, idempotency_key: str | None = None) -> MoveResult:
+             seat: int | None = None, idempotency_key: str | None = None, legal: bool = False) -> MoveResult:
         """Apply one move.  With ``version`` a stale view gets
-        :class:`VersionConflict` and nothing changes."""
+        :class:`VersionConflict` and nothing changes.  ``legal``: the answer
+        carries the next legal moves (:attr:`MoveResult.legal_moves`)."""
         body: JSON = {"move": move}
         if version is not None:
             body["version"] = version
-        params = {"seat": seat} if seat is not None else None
+        params: JSON = {}
+        if seat is not None:
+            params["seat"] = seat
+        if legal:
+            params["legal"] = "true"
         headers = {"Idempotency-Key": idempotency_key or uuid.uuid4().hex}
-        data = self._json("POST", f"/v1/matches/{match_id}/moves", token=token, params=params,
+        data = self._json("POST", f"/v1/matches/{match_id}/moves", token=token, params=params or None,
                           body=body, headers=headers)
-        return MoveResult(version=data["version"], events=data["events"], state=data["state"])
+        return MoveResult(version=data["version"], events=data["events"], state=data["state"],
+                          legal_moves=legal_of(data) if legal else {})
+
+    def seats(self, match_id: str) -> list[JSON]:
+        """Who holds each seat: ``kind`` is ``token``, ``open``, ``claimed`` or ``bot``."""
+        return self._json("GET", f"/v1/matches/{match_id}/seats")["seats"]
+
+    def claim(self, match_id: str, seat: int, invite: str | None = None) -> Seat:
+        """Claim open seat ``seat`` with the match's invite (none needed for a
+        public match); the seat's token."""
+        body = {"invite": invite} if invite is not None else {}
+        data = self._json("POST", f"/v1/matches/{match_id}/seats/{seat}", body=body)
+        return Seat(seat=data["seat"], name=data["name"], token=data["token"])
+
+    def resign(self, match_id: str, token: str, *, seat: int | None = None, legal: bool = False) -> MoveResult:
+        """Give up: allowed any time while the match is active; the server
+        plays the seat's fallback moves from then on."""
+        return self.move(match_id, token, {"type": "resign"}, seat=seat, legal=legal)
 
     def events(self, match_id: str, token: str | None = None, *, after: int = -1,
                wait: float = 0) -> Events:

@@ -1,10 +1,13 @@
-"""Who plays: built-in bots and external programs.
+"""Who plays: built-in bots, bots the server plays, and external programs.
 
 An entrant is written ``NAME=KIND`` on the command line (``KIND`` alone names
 it after the kind):
 
 - ``random`` / ``heuristic``: a built-in bot (:mod:`bots`), run in the
   harness's process;
+- ``server:random`` / ``server:heuristic``: the same bot played by the server
+  (a bot seat, ``{"name": NAME, "bot": "heuristic"}`` at creation): its moves
+  are made inside the request that hands it the turn;
 - ``cmd:<command line>``: an external program in any language, started once
   per match and seat.  It gets ``LODGE_URL``, ``LODGE_MATCH_ID``,
   ``LODGE_SEAT`` and ``LODGE_TOKEN`` in its environment and plays through the
@@ -25,6 +28,7 @@ from pathlib import Path
 from bots import KINDS
 
 EXTERNAL = "cmd"
+SERVER = "server:"
 
 
 @dataclass(frozen=True)
@@ -37,9 +41,20 @@ class Entrant:
     def external(self) -> bool:
         return self.kind == EXTERNAL
 
+    @property
+    def server_bot(self) -> str | None:
+        """The bot kind the server plays for this entrant (``server:KIND``), else None."""
+        return self.kind[len(SERVER):] if self.kind.startswith(SERVER) else None
+
+    def player(self) -> str | dict[str, str]:
+        """This entrant in a create request's ``players``."""
+        bot = self.server_bot
+        return self.name if bot is None else {"name": self.name, "bot": bot}
+
     @classmethod
     def parse(cls, spec: str) -> Entrant:
-        """``random``, ``NAME=heuristic`` or ``NAME=cmd:python mybot.py``."""
+        """``random``, ``NAME=heuristic``, ``NAME=server:heuristic`` or
+        ``NAME=cmd:python mybot.py``."""
         name, sep, kind = spec.partition("=")
         if not sep:
             name, kind = spec, spec
@@ -52,9 +67,9 @@ class Entrant:
                 raise ValueError(f"bot {spec!r}: 'cmd:' needs a command line")
             shlex.split(command)  # ValueError on unbalanced quotes
             return cls(name, EXTERNAL, command)
-        if kind not in KINDS:
-            raise ValueError(f"bot {spec!r}: unknown kind {kind!r}; use {', '.join(KINDS)} "
-                             "or cmd:<command line>")
+        if kind.removeprefix(SERVER) not in KINDS:
+            raise ValueError(f"bot {spec!r}: unknown kind {kind!r}; use {', '.join(KINDS)}, "
+                             f"{', '.join(SERVER + k for k in KINDS)} or cmd:<command line>")
         return cls(name, kind)
 
     def describe(self) -> str:

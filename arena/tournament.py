@@ -30,7 +30,7 @@ from bots import bot_class
 
 from .client import DEFAULT_URL, JSON, LodgeClient
 from .entrants import Entrant
-from .referee import MatchOutcome, MatchPlan, Referee
+from .referee import MAX_CLOCK, MIN_CLOCK, MatchOutcome, MatchPlan, Referee
 
 SEED_BITS = 63
 
@@ -75,9 +75,12 @@ def check(config: TournamentConfig, catalogue_entry: JSON) -> None:
         raise ValueError(f"{config.seats} seats need at least {config.seats} bots; got {len(names)}")
     if config.matches < 1 or config.parallel < 1:
         raise ValueError("--matches and --parallel must be at least 1")
+    if config.move_timeout is not None and not MIN_CLOCK <= config.move_timeout <= MAX_CLOCK:
+        raise ValueError(f"--move-timeout is the server's clock: 0 (none) or {MIN_CLOCK:g}…{MAX_CLOCK:g} "
+                         f"seconds; got {config.move_timeout:g}")
     for entrant in config.entrants:
         if not entrant.external:
-            bot_class(entrant.kind, config.game)
+            bot_class(entrant.server_bot or entrant.kind, config.game)
 
 
 def schedule(config: TournamentConfig) -> list[MatchPlan]:

@@ -1,6 +1,9 @@
 """``make bench``: engine playouts for every game, then HTTP against the reference.
 
-Prints a JSON report and writes it to .bench/results.json.
+Per game, Lodge and bench/reference_app.py run side by side (same gunicorn
+settings, same Redis, alternating rounds; per-client rate limits off unless
+``--rate-limits on|both``).  Prints a JSON report and a table of the ratios
+per server CPU-second, and writes the report to .bench/results.json.
 """
 from __future__ import annotations
 
@@ -20,6 +23,9 @@ def main() -> None:
     parser.add_argument("--skip-engine", action="store_true", help="HTTP benchmark only")
     parser.add_argument("--worker-class", action="append", choices=["gevent", "gthread"],
                         help="gunicorn worker class of the HTTP benchmark (repeat to compare; default gevent)")
+    parser.add_argument("--rate-limits", choices=["off", "on", "both"], default="off",
+                        help="Lodge's per-client rate limits in the HTTP benchmark (default off, like the reference)")
+    parser.add_argument("--games", nargs="*", default=[g.id for g in REGISTRY], help="games of the HTTP benchmark")
     args = parser.parse_args()
     report: dict = {}
     if not args.skip_engine:
@@ -28,13 +34,29 @@ def main() -> None:
     if not args.skip_http:
         redis, url = start_redis(Path(tempfile.mkdtemp(prefix="lodge-bench-")))
         try:
-            report["http"] = [http_bench.run(redis, url, game.id, worker_class=worker_class)
-                              for game in REGISTRY for worker_class in args.worker_class or ["gevent"]]
+            limits = {"off": [False], "on": [True], "both": [False, True]}[args.rate_limits]
+            report["http"] = [http_bench.run(redis, url, game, worker_class=worker_class, rate_limits=on)
+                              for game in args.games for worker_class in args.worker_class or ["gevent"]
+                              for on in limits]
         finally:
             stop_process(redis)
         print(json.dumps({"http": report["http"]}, indent=2), flush=True)
+        print(table(report["http"]), flush=True)
     write_report(report, "results.json")
 
+def table(rows: list[dict]) -> str:
+    """The ratios per server CPU-second, one line per game (Markdown)."""
+    lines = ["| game | workers | limits | apply-move Lodge / ref (req per CPU-s) | ratio | p50 / p99 Lodge "
+             "| get-state Lodge / ref | ratio | p50 / p99 Lodge |", "|---" * 9 + "|"]
+    for r in rows:
+        lo, ref, ratio = r["lodge"], r["reference"], r["ratio_per_cpu_s"]
+        lines.append(
+            f"| {r['game']} | {r['worker_class']} | {'on' if r.get('rate_limits') else 'off'} "
+            f"| {lo['move']['req_per_cpu_s']:,} / {ref['move']['req_per_cpu_s']:,} | {ratio['move']} "
+            f"| {lo['move']['p50_ms']} / {lo['move']['p99_ms']} ms "
+            f"| {lo['view']['req_per_cpu_s']:,} / {ref['view']['req_per_cpu_s']:,} | {ratio['view']} "
+            f"| {lo['view']['p50_ms']} / {lo['view']['p99_ms']} ms |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

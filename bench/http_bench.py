@@ -1,11 +1,19 @@
 """HTTP benchmark: Lodge under gunicorn + real Redis against a bare reference.
 
-Both apps run in the same gunicorn configuration against the same
-redis-server, one after the other, under the same bounded loopback load
-(``CLIENTS`` threads with keep-alive sessions, ``REQUESTS`` requests per
-scenario).  The machine is shared and noisy, so the figure that counts is
-requests per server CPU-second (user + system time of the gunicorn master and
-workers, read from /proc), quoted with raw throughput and p50/p99 latency.
+Both apps run side by side (both servers up at once) in the same gunicorn
+configuration against the same redis-server, under the same bounded loopback
+load (``CLIENTS`` threads with keep-alive sessions, ``REQUESTS`` requests per
+scenario), in alternating rounds (``ROUNDS``: Lodge, reference, Lodge, …) so
+that the machine's load swings hit both alike.  The machine is shared and
+noisy, so the figure that counts is requests per server CPU-second (user +
+system time of the gunicorn master and workers, read from /proc), quoted with
+raw throughput and p50/p99 latency.
+
+Per-client rate limits are off in both (``RATE_LIMIT_ENABLED=false``,
+``MAX_WAITS_PER_CLIENT=0``, :data:`NO_LIMITS`): four loopback clients are one
+client address playing thousands of requests a second, and the reference has
+no limits.  ``rate_limits=True`` measures Lodge with its default limits on
+(one more Redis call per request) instead.
 """
 from __future__ import annotations
 
@@ -33,6 +41,10 @@ WARMUP = 200
 #: THREADS only matters to the gthread worker class).
 WORKERS = 1
 THREADS = 4
+#: Measured rounds per scenario and app, alternating between the apps.
+ROUNDS = 3
+#: The environment of both servers: no per-client limits (see the module docstring).
+NO_LIMITS = {"RATE_LIMIT_ENABLED": "false", "MAX_WAITS_PER_CLIENT": "0"}
 
 
 @dataclass
@@ -41,6 +53,10 @@ class Measure:
     seconds: float
     cpu_seconds: float
     latencies_ms: list[float]
+
+    def __add__(self, other: Measure) -> Measure:
+        return Measure(self.requests + other.requests, self.seconds + other.seconds,
+                       self.cpu_seconds + other.cpu_seconds, self.latencies_ms + other.latencies_ms)
 
     def summary(self) -> dict:
         lat = sorted(self.latencies_ms)
@@ -148,35 +164,48 @@ class ReferenceClient:
         self.session.get(f"{self.base}/ref/{self.match}").raise_for_status()
 
 
-def measure_app(app_spec: str, redis_url: str, redis: subprocess.Popen,
-                client_for: Callable[[str, requests.Session], object], worker_class: str) -> dict:
-    server, base = start_gunicorn(Path(tempfile.mkdtemp(prefix="lodge-bench-")), redis_url, WORKERS,
-                                  {"THREADS": str(THREADS), "LOG_LEVEL": "warning", "WORKER_CLASS": worker_class},
-                                  app=app_spec)
-    try:
-        results = {}
-        for scenario in ("move", "view"):
-            def make_worker(session, scenario=scenario):
-                client = client_for(base, session)
-                return getattr(client, scenario)
-            drive(server, CLIENTS, WARMUP // CLIENTS, make_worker)
-            redis_before = cpu_seconds(redis)
-            m = drive(server, CLIENTS, REQUESTS // CLIENTS, make_worker)
-            results[scenario] = m.summary() | {"redis_cpu_s": round(cpu_seconds(redis) - redis_before, 2)}
-        return results
-    finally:
-        stop_process(server, timeout=20)
+def start(app_spec: str, redis_url: str, worker_class: str, env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+    return start_gunicorn(Path(tempfile.mkdtemp(prefix="lodge-bench-")), redis_url, WORKERS,
+                          {"THREADS": str(THREADS), "LOG_LEVEL": "warning", "WORKER_CLASS": worker_class, **env},
+                          app=app_spec)
 
 
 def run(redis: subprocess.Popen, redis_url: str, game: str = "biberbande", players: int = 4,
-        worker_class: str = "gevent") -> dict:
-    """Lodge and the reference under gunicorn's ``worker_class`` workers."""
+        worker_class: str = "gevent", rate_limits: bool = False) -> dict:
+    """Lodge and the reference side by side under gunicorn's ``worker_class``
+    workers: per scenario a warm-up each, then ``ROUNDS`` alternating rounds."""
     seeds = iter(range(10_000, 10_000_000, 100_000))
-    lodge = measure_app(LODGE_APP, redis_url, redis,
-                        lambda base, s: LodgeClient(base, s, game, players, next(seeds)), worker_class)
-    reference = measure_app("bench.reference_app:create_app()", redis_url, redis,
-                            lambda base, s: ReferenceClient(base, s), worker_class)
-    ratios = {scenario: round(lodge[scenario]["req_per_cpu_s"] / reference[scenario]["req_per_cpu_s"], 2)
+    lodge_env = {} if rate_limits else NO_LIMITS
+    lodge, lodge_base = start(LODGE_APP, redis_url, worker_class, lodge_env)
+    try:
+        ref, ref_base = start("bench.reference_app:create_app()", redis_url, worker_class, NO_LIMITS)
+    except BaseException:
+        stop_process(lodge, timeout=20)
+        raise
+    apps = {"lodge": (lodge, lambda s: LodgeClient(lodge_base, s, game, players, next(seeds))),
+            "reference": (ref, lambda s: ReferenceClient(ref_base, s))}
+    out: dict[str, dict] = {"lodge": {}, "reference": {}}
+    try:
+        for scenario in ("move", "view"):
+            def maker(client_for, scenario=scenario):
+                return lambda session: getattr(client_for(session), scenario)
+            totals: dict[str, Measure] = {}
+            redis_cpu = dict.fromkeys(apps, 0.0)
+            for server, client_for in apps.values():
+                drive(server, CLIENTS, WARMUP // CLIENTS, maker(client_for))
+            for _ in range(ROUNDS):
+                for name, (server, client_for) in apps.items():
+                    redis_before = cpu_seconds(redis)
+                    m = drive(server, CLIENTS, REQUESTS // CLIENTS // ROUNDS, maker(client_for))
+                    redis_cpu[name] += cpu_seconds(redis) - redis_before
+                    totals[name] = totals[name] + m if name in totals else m
+            for name in apps:
+                out[name][scenario] = totals[name].summary() | {"redis_cpu_s": round(redis_cpu[name], 2)}
+    finally:
+        stop_process(lodge, timeout=20)
+        stop_process(ref, timeout=20)
+    ratios = {scenario: round(out["lodge"][scenario]["req_per_cpu_s"] / out["reference"][scenario]["req_per_cpu_s"], 2)
               for scenario in ("move", "view")}
-    return {"game": game, "players": players, "clients": CLIENTS, "worker_class": worker_class, "lodge": lodge,
-            "reference": reference, "ratio_per_cpu_s": ratios}
+    return {"game": game, "players": players, "clients": CLIENTS, "worker_class": worker_class,
+            "rate_limits": rate_limits, "lodge": out["lodge"], "reference": out["reference"],
+            "ratio_per_cpu_s": ratios}

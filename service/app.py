@@ -18,7 +18,7 @@ from service.matches import Lodge
 from service.notify import Notifier
 from service.redis_client import ReplicaWait
 from service.redis_client import build as redis_client_for
-from service.routes import games, matches, ops, seats, stream
+from service.routes import games, hot, matches, ops, seats, stream
 from service.smorest_compat import SyncFlask, url_rule
 from service.store import Store
 from service.stream import hide_query_token
@@ -79,6 +79,7 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
         api.register_blueprint(blueprint)
     _document_doc_routes(api)
     game_schemas.document(api.spec, [g.id for g in registry])
+    matches.document_legal(api.spec)
     docs_ui.install(app)
     cors.install(app, settings.cors_origins)
     errors.register(app, settings.retry_after)
@@ -86,6 +87,8 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     metrics.instrument(app)
     app.before_request(_limit_streamed_body)
     bodies.install(app)
+    hot.install(app, app.extensions[EXTENSION], errors.handlers(settings.retry_after),
+                enabled=not settings.rate_limit_enabled and settings.cors_origins == ["*"])
     return app
 
 

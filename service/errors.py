@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -228,22 +229,20 @@ def store_unavailable(retry_after: int) -> Response:
                    headers={"Retry-After": str(retry_after)})
 
 
-def register(app: Flask, retry_after: int) -> None:
-    """Install the handlers that turn every failure into a problem."""
+Handler = Callable[[Any], Response]
+
+
+def handlers(retry_after: int) -> dict[type[Exception], Handler]:
+    """The handlers that turn every failure into a problem, by exception class
+    (Flask's error handlers, and :func:`respond` outside Flask)."""
 
     def on_bug(error: Exception) -> Response:
         log.exception("unhandled error", exc_info=error)
         return problem("internal_error", "the server failed; this is a bug, please report it")
 
-    app.register_error_handler(ApiError, lambda e: e.response())
-    app.register_error_handler(HTTPException, handle_http_exception)
-
     def on_store_error(error: Exception) -> Response:
         log.warning("store unavailable: %s", error)
         return store_unavailable(retry_after)
-
-    for exc in STORE_ERRORS:
-        app.register_error_handler(exc, on_store_error)
 
     def on_not_replicated(error: Exception) -> Response:
         log.warning("write not replicated: %s", error)
@@ -252,20 +251,37 @@ def register(app: Flask, retry_after: int) -> None:
                        "applied: retry with the same Idempotency-Key, or read the match",
                        headers={"Retry-After": str(retry_after)})
 
-    app.register_error_handler(NotReplicated, on_not_replicated)
-
     def on_cluster_setup(error: redis.exceptions.RedisClusterException) -> Response:
         if "cannot be connected" in str(error):  # building the client: no startup node answers
             return on_store_error(error)
         return on_bug(error)
-
-    app.register_error_handler(redis.exceptions.RedisClusterException, on_cluster_setup)
 
     def on_store_reply(error: redis.exceptions.ResponseError) -> Response:
         if is_outage(error):
             return on_store_error(error)
         return on_bug(error)
 
-    app.register_error_handler(redis.exceptions.ResponseError, on_store_reply)
+    table: dict[type[Exception], Handler] = {ApiError: lambda e: e.response(),
+                                                 HTTPException: handle_http_exception}
+    table.update(dict.fromkeys(STORE_ERRORS, on_store_error))
+    table[NotReplicated] = on_not_replicated
+    table[redis.exceptions.RedisClusterException] = on_cluster_setup
+    table[redis.exceptions.ResponseError] = on_store_reply
+    table[Exception] = on_bug
+    return table
 
-    app.register_error_handler(Exception, on_bug)
+
+def respond(table: dict[type[Exception], Handler], error: Exception) -> Response:
+    """The response Flask would give for ``error``: the handler of the
+    nearest class in its MRO (as Flask picks them)."""
+    for cls in type(error).__mro__:
+        handler = table.get(cls)
+        if handler is not None:
+            return handler(error)
+    raise error
+
+
+def register(app: Flask, retry_after: int) -> None:
+    """Install the handlers that turn every failure into a problem."""
+    for exc, handler in handlers(retry_after).items():
+        app.register_error_handler(exc, handler)

@@ -234,14 +234,19 @@ class Lodge:
     # --- view --------------------------------------------------------------
     @_store_faults
     def view(self, match_id: str, authorization: str | None,
-             if_none_match: str | None) -> tuple[int, dict[str, Any] | None]:
-        """The current version and the caller's view, or None for the view
-        while ``If-None-Match`` names the current version (304)."""
+             if_none_match: str | None, legal: bool = False) -> tuple[int, dict[str, Any] | None]:
+        """The current version and the caller's view (with ``legal_moves``
+        when ``legal``), or None for the view while ``If-None-Match`` names
+        the current version (304)."""
         meta, snap = self.load(match_id)
         viewer = self.identify(meta, authorization)
         if _matches_version(if_none_match, snap.version):
             return snap.version, None
-        return snap.version, view_of(self.game(meta.game), meta, snap, viewer)
+        game = self.game(meta.game)
+        body = view_of(game, meta, snap, viewer)
+        if legal:
+            body["legal_moves"] = legal_for(game, snap.state, viewer)
+        return snap.version, body
 
     # --- moves -------------------------------------------------------------
     @_store_faults
@@ -258,12 +263,14 @@ class Lodge:
 
     @_store_faults
     def play(self, match_id: str, authorization: str | None, seat: int | None, move: dict[str, Any],
-             version: int | None, idempotency_key: str | None) -> tuple[int, bytes, int]:
+             version: int | None, idempotency_key: str | None, legal: bool = False) -> tuple[int, bytes, int]:
         """Apply one move: (status, body, version the body carries).
 
         One Redis round trip when this worker's cached snapshot is current;
         the compare-and-set in Redis decides.  A replayed idempotent request
-        returns the first response unchanged."""
+        returns the first response unchanged.  ``legal``: the body also
+        carries ``legal_moves`` at its version (a replay: at the first
+        response's version, whatever happened since)."""
         cached = self.store.cached(match_id) if auth.MATCH_ID.fullmatch(match_id) else None
         if cached is not None:
             (meta, snap), fresh = cached, False
@@ -274,7 +281,7 @@ class Lodge:
         game = self.game(meta.game)
         move = {k: v for k, v in move.items() if k != "label"}
         idem = None
-        request = fingerprint(seat, move, version)
+        request = fingerprint(seat, move, version) if idempotency_key is not None else ""  # '' without a key
         if idempotency_key is not None:
             idem = f"{'admin' if viewer.is_admin else f'seat{viewer.seat}'}:{idempotency_key}"
         for _attempt in range(MAX_ATTEMPTS):
@@ -288,10 +295,10 @@ class Lodge:
                     if stored is not None:
                         first, fp = stored
                         if isinstance(fp, bytes):  # a record of the old layout
-                            return first, fp, orjson.loads(fp)["version"]
+                            return self._legacy(match_id, game, meta, viewer, first, fp, legal)
                         if fp != request:
                             raise _reused(idempotency_key)
-                        return self._replayed(match_id, game, meta, viewer, first)
+                        return self._replayed(match_id, game, meta, viewer, first, legal)
                 if outcome.code == "version_conflict":
                     metrics.CONFLICTS.labels("refused").inc()
                 raise outcome
@@ -299,17 +306,17 @@ class Lodge:
             new_version = snap.version + 1
             own = ({"version": new_version, "seat": seat, "move": move}, stamp(events, new_version))
             moves = server_moves(game, meta, Snapshot(new_version, new_state), [own])
-            body = _move_body(game, meta, viewer, moves.snap, [e for _, step in moves.steps for e in step])
+            body = _move_body(game, meta, viewer, moves.snap, [e for _, step in moves.steps for e in step],
+                              legal)
             result = self._write(match_id, game, meta, snap.version, moves, idem, request)
             if result.version is not None:
                 return 200, body, moves.snap.version
             if result.replay is not None:
-                return self._replayed(match_id, game, meta, viewer, result.replay)
+                return self._replayed(match_id, game, meta, viewer, result.replay, legal)
             if result.reused:
                 raise _reused(idempotency_key)
             if result.legacy is not None:
-                status, old = result.legacy
-                return status, old, orjson.loads(old)["version"]
+                return self._legacy(match_id, game, meta, viewer, *result.legacy, legal)
             if result.conflict is None:  # neither applied, replayed nor refused: the match is gone
                 raise _not_found(match_id)
             if version is None:
@@ -386,10 +393,11 @@ class Lodge:
             return clock.now_ms()
 
     def _replayed(self, match_id: str, game: Game, meta: Meta, viewer: Viewer,
-                  version: int) -> tuple[int, bytes, int]:
+                  version: int, legal: bool) -> tuple[int, bytes, int]:
         """The first response to an idempotent request whose moves ended at
         ``version``, rebuilt by replaying the move log up to it: from the
-        request's own move (the last without ``by``) to ``version``."""
+        request's own move (the last without ``by``) to ``version`` (with the
+        legal moves at that version when ``legal``)."""
         log_entries = self.store.moves(match_id, version)
         state, timeline = replay(game, meta, log_entries)
         first = version
@@ -398,7 +406,18 @@ class Lodge:
         current = self.store.cached(match_id)
         deadline = current[1].deadline if current is not None and current[1].version == version else {}
         events = [e for step in timeline[first:version + 1] for e in step]
-        return 200, _move_body(game, meta, viewer, Snapshot(version, state, deadline), events), version
+        return 200, _move_body(game, meta, viewer, Snapshot(version, state, deadline), events,
+                                 legal), version
+
+    def _legacy(self, match_id: str, game: Game, meta: Meta, viewer: Viewer, status: int, body: bytes,
+                legal: bool) -> tuple[int, bytes, int]:
+        """The first response stored by the old idempotency layout, with the
+        legal moves at its version when ``legal`` (replayed from the log)."""
+        version: int = orjson.loads(body)["version"]
+        if not legal or status != 200:
+            return status, body, version
+        state, _timeline = replay(game, meta, self.store.moves(match_id, version))
+        return status, orjson.dumps({**orjson.loads(body), "legal_moves": legal_for(game, state, viewer)}), version
 
     def _compact(self, match_id: str, version: int, state: dict[str, Any]) -> None:
         """Compact the match that just finished (and take it out of the
@@ -567,10 +586,24 @@ def _lobby_entry(meta: Meta) -> dict[str, Any]:
 
 
 def _move_body(game: Game, meta: Meta, viewer: Viewer, snap: Snapshot,
-               events: list[dict[str, Any]]) -> bytes:
-    """The 200 body of a move: its version, events and the caller's view."""
-    return orjson.dumps({"version": snap.version, "events": redact(game, events, viewer),
-                         "state": view_of(game, meta, snap, viewer)})
+               events: list[dict[str, Any]], legal: bool = False) -> bytes:
+    """The 200 body of a move: its version, events and the caller's view
+    (and ``legal_moves`` at that version when ``legal``)."""
+    body = {"version": snap.version, "events": redact(game, events, viewer),
+            "state": view_of(game, meta, snap, viewer)}
+    if legal:
+        body["legal_moves"] = legal_for(game, snap.state, viewer)
+    return orjson.dumps(body)
+
+
+def legal_for(game: Game, state: dict[str, Any], viewer: Viewer) -> dict[str, list[dict[str, Any]]]:
+    """``legal_moves`` of a response (api.md "Legal moves", 1.1): by seat,
+    only the caller's own options: a seat its own moves while it is in
+    ``to_act``, the admin every seat in ``to_act``, a spectator nothing."""
+    if viewer.is_spectator or game.status(state) == FINISHED:
+        return {}
+    return {str(seat): game.legal_moves(state, seat) for seat in game.to_act(state)
+            if viewer.is_admin or viewer.is_seat(seat)}
 
 
 def redact(game: Game, events: list[dict[str, Any]], viewer: Viewer) -> list[dict[str, Any]]:

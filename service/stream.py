@@ -27,7 +27,7 @@ from urllib.parse import unquote_plus
 import orjson
 
 from engine.core import FINISHED, Game, Viewer
-from service.matches import Lodge, redact, view_of
+from service.matches import Lodge, legal_for, redact, view_of
 from service.store import Meta, Snapshot
 
 #: WSGI environ key holding the ``?token=`` value once it is out of the URL.
@@ -56,16 +56,18 @@ FRAMINGS = {f.media_type: f for f in (SSE, NDJSON)}
 
 
 def follow(lodge: Lodge, match_id: str, authorization: str | None, after: int, with_state: bool,
-           framing: Framing, *, keepalive: float, max_seconds: float) -> Iterator[bytes]:
-    """Check the match and the caller now; then the stream's chunks."""
+           framing: Framing, *, keepalive: float, max_seconds: float, legal: bool = False) -> Iterator[bytes]:
+    """Check the match and the caller now; then the stream's chunks
+    (``legal``: ``legal_moves`` beside each ``state``)."""
     meta = lodge.meta(match_id)
     viewer = lodge.identify(meta, authorization)
     game = lodge.game(meta.game)
-    return _chunks(lodge, meta, game, viewer, after, with_state, framing, keepalive, time.monotonic() + max_seconds)
+    return _chunks(lodge, meta, game, viewer, after, with_state, framing, keepalive, time.monotonic() + max_seconds,
+                   legal)
 
 
 def _chunks(lodge: Lodge, meta: Meta, game: Game, viewer: Viewer, after: int, with_state: bool,
-            framing: Framing, keepalive: float, deadline: float) -> Iterator[bytes]:
+            framing: Framing, keepalive: float, deadline: float, legal: bool) -> Iterator[bytes]:
     store, notifier = lodge.store, lodge.notifier
     match_id = meta.match_id
     first = True
@@ -80,7 +82,7 @@ def _chunks(lodge: Lodge, meta: Meta, game: Game, viewer: Viewer, after: int, wi
             if snap is not None:
                 current = snap if snap.version == version else None
                 chunk = b"".join(_messages(game, meta, viewer, after, version, events,
-                                           current if with_state else None, framing))
+                                           current if with_state else None, framing, legal))
                 after = max(after, version)
                 if current is not None and game.status(current.state) == FINISHED:
                     yield chunk + framing.end("finished")
@@ -101,9 +103,10 @@ def _chunks(lodge: Lodge, meta: Meta, game: Game, viewer: Viewer, after: int, wi
 
 
 def _messages(game: Game, meta: Meta, viewer: Viewer, after: int, version: int, events: list[dict[str, Any]],
-              current: Snapshot | None, framing: Framing) -> Iterable[bytes]:
+              current: Snapshot | None, framing: Framing, legal: bool = False) -> Iterable[bytes]:
     """One framed message per version in (after, version], redacted exactly
-    as ``/events?after=<after>`` would redact them."""
+    as ``/events?after=<after>`` would redact them; ``state`` (and with
+    ``legal`` the caller's ``legal_moves``) on the one of ``current``."""
     by_version: dict[int, list[dict[str, Any]]] = {}
     for event in redact(game, events, viewer):
         by_version.setdefault(event["version"], []).append(event)
@@ -111,6 +114,8 @@ def _messages(game: Game, meta: Meta, viewer: Viewer, after: int, version: int, 
         body: dict[str, Any] = {"version": v, "events": by_version.get(v, [])}
         if current is not None and v == current.version:
             body["state"] = view_of(game, meta, current, viewer)
+            if legal:
+                body["legal_moves"] = legal_for(game, current.state, viewer)
         yield framing.message(v, orjson.dumps(body))
 
 

@@ -1,7 +1,8 @@
 """arena.client against a live gunicorn + redis-server: every error code of
 the contract (api.md, Errors) surfaces as its exception class carrying the
 problem+json ``code``; retries on 503 and on a refused connection; moves are
-idempotent; long-poll; record; delete."""
+idempotent; long-poll; record; delete; and the 1.1 parts: ``legal=True``
+(one request per move), player objects, clocks, seats and claims, resign."""
 from __future__ import annotations
 
 import threading
@@ -166,3 +167,56 @@ def test_store_unavailable_is_retried_until_redis_is_back(tmp_path):
         if server is not None:
             stop_process(server, timeout=20)
         stop_process(redis_proc)
+
+
+# --- 1.1: one request per move, seats, clocks, resigning --------------------
+def test_legal_true_carries_the_callers_moves(lodge: LodgeClient, match: c.CreatedMatch):
+    """?legal=true: a seat gets its own moves while it is to act, the admin
+    every seat to act, a spectator none; a move's answer the next ones."""
+    mine = lodge.view(match.match_id, match.token(0), legal=True)
+    first = lodge.legal_moves(match.match_id, match.token(0))
+    assert c.legal_of(mine) == {0: first.moves} and mine["version"] == first.version == 0
+    assert c.legal_of(lodge.view(match.match_id, match.admin_token, legal=True)) == {0: first.moves}
+    assert c.legal_of(lodge.view(match.match_id, match.token(1), legal=True)) == {}
+    assert c.legal_of(lodge.view(match.match_id, legal=True)) == {}
+    assert "legal_moves" not in lodge.view(match.match_id, match.token(0))
+
+    answer = lodge.move(match.match_id, match.token(0), {"type": "draw"}, version=0, legal=True)
+    assert answer.legal_moves == {0: lodge.legal_moves(match.match_id, match.token(0)).moves}
+    while answer.state["to_act"] == [0]:  # the admin plays seat 0 until the turn passes
+        answer = lodge.move(match.match_id, match.admin_token, answer.legal_moves[0][0], seat=0,
+                            version=answer.version, legal=True)
+    assert answer.state["to_act"] == [1]  # the admin gets the next seat's moves at once
+    assert answer.legal_moves == {1: lodge.legal_moves(match.match_id, match.token(1)).moves}
+    assert lodge.move(match.match_id, match.token(1), answer.legal_moves[1][0]).legal_moves == {}  # not asked
+
+
+def test_player_objects_clock_and_the_seats(lodge: LodgeClient):
+    m = lodge.create("biberclan", ["ana", {"name": "Bobo", "bot": "random"}, {"name": "cy", "open": True}],
+                     seed=4, per_move_ms=60_000)
+    assert [(s.name, s.token is not None, s.bot, s.open) for s in m.seats] == [
+        ("ana", True, None, False), ("Bobo", False, "random", False), ("cy", False, None, True)]
+    assert m.invite and m.token(0)
+    with pytest.raises(ValueError, match="no token"):
+        m.token(1)
+    assert [(s["seat"], s["kind"]) for s in lodge.seats(m.match_id)] == [(0, "token"), (1, "bot"), (2, "open")]
+    assert lodge.record(m.match_id, m.admin_token)["clock"] == {"per_move_ms": 60_000}
+
+    claimed = lodge.claim(m.match_id, 2, m.invite)
+    assert (claimed.seat, claimed.name) == (2, "cy") and claimed.token
+    assert lodge.seats(m.match_id)[2]["kind"] == "claimed"
+    expect(c.SeatTaken, 409, "seat_taken", lodge.claim, m.match_id, 2, m.invite)
+    expect(c.Forbidden, 403, "forbidden", lodge.claim, m.match_id, 1, "wrong")
+
+
+def test_resign_ends_a_two_seat_match(lodge: LodgeClient, match: c.CreatedMatch):
+    answer = lodge.resign(match.match_id, match.token(1), legal=True)  # not its turn: allowed
+    assert answer.state["status"] == "finished" and answer.state["result"]["winners"] == [0]
+    assert answer.legal_moves == {}
+    assert any(e["type"] == "resigned" and e["seat"] == 1 for e in answer.events)
+
+
+def test_a_reused_idempotency_key_with_another_move(lodge: LodgeClient, match: c.CreatedMatch):
+    lodge.move(match.match_id, match.token(0), {"type": "draw"}, idempotency_key="k2")
+    expect(c.IdempotencyKeyReused, 422, "idempotency_key_reused", lodge.move, match.match_id, match.token(0),
+           {"type": "discard_drawn"}, idempotency_key="k2")

@@ -1,8 +1,10 @@
 """A small tournament of every game against a live server (gunicorn + real
 redis-server): random and heuristic bots, the shipped external example bot
-and an external bot that sleeps past the move timeout, in duplicate mode.
-It must run to completion and its results must add up; every kept record
-replays to the same result.  Also the ``lodge-arena`` commands end to end."""
+and an external bot that sleeps past the move timeout (the server's clock
+plays for it), in duplicate mode; and one with a bot the server plays
+(``server:heuristic``).  It must run to completion and its results must add
+up; every kept record replays to the same result.  Also the ``lodge-arena``
+commands end to end."""
 from __future__ import annotations
 
 import csv
@@ -11,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import orjson
@@ -30,14 +33,20 @@ pytestmark = pytest.mark.live
 EXAMPLE_BOT = ROOT / "arena" / "examples" / "external_bot.py"
 SLEEPY_BOT = ROOT / "tests" / "bots" / "sleepy_bot.py"
 #: The 13 Beavers heuristic's slowest decision takes about 0.6 CPU-s (its plan of
-#: the river); with 1 s it was timed out on a loaded two-core machine.
-MOVE_TIMEOUT = 2.0
+#: the river), its first in a process about 1.2 CPU-s (the plans are cached),
+#: twice that with two matches thinking at once; with 1 s it was timed out on a
+#: loaded two-core machine.  The server's clock also counts the requests around
+#: the decision (from the move that handed the seat its turn): with 2 s and 3 s
+#: the first decision timed out on that machine.
+MOVE_TIMEOUT = 5.0
+#: The sleepy bot's slow decisions: past the deadline and the sweep's 1 s.
+SLEEPY_SECONDS = MOVE_TIMEOUT + 2.5
 
 
 def entrants() -> list[Entrant]:
     return [Entrant.parse("rand=random"), Entrant.parse("heur=heuristic"),
             Entrant.parse(f"ext=cmd:python {EXAMPLE_BOT}"),
-            Entrant.parse(f"sleepy=cmd:python {SLEEPY_BOT} {2.5 * MOVE_TIMEOUT} 1")]
+            Entrant.parse(f"sleepy=cmd:python {SLEEPY_BOT} {SLEEPY_SECONDS} 1")]
 
 
 @pytest.mark.parametrize("game", REGISTRY.ids())
@@ -93,6 +102,37 @@ def test_duplicate_tournament_adds_up(live_server: str, tmp_path: Path, game: st
             assert len(k["record"]["moves"]) == o.moves and k["record"]["result"] == o.result
             assert replay(lodge, k["record"]) == o.result
     assert (tmp_path / "logs").is_dir()
+
+    # the timeouts are the server clock's moves (--move-timeout is clock.per_move_ms)
+    for k in kept:
+        assert k["record"]["clock"] == {"per_move_ms": round(MOVE_TIMEOUT * 1000)}
+        clocked = Counter(m["seat"] for m in k["record"]["moves"] if m.get("by") == "clock")
+        assert clocked == {s["seat"]: s["timeouts"] for s in k["seats"] if s["timeouts"]}, k["seats"]
+
+
+@pytest.mark.parametrize("game", REGISTRY.ids())
+def test_server_bots_enter_like_any_bot(live_server: str, tmp_path: Path, game: str):
+    """server:heuristic beside an in-process heuristic, random and the
+    external example bot: seated by rotation, rated, counted, replayed."""
+    config = tournament.TournamentConfig(
+        game=game, entrants=[Entrant.parse("srv=server:heuristic"), *entrants()[:3]], matches=4, seats=4, seed=3,
+        parallel=2, duplicate=True, move_timeout=30, url=live_server)
+    run = tournament.run(config, out_dir=tmp_path, progress=False)
+    assert len(run.outcomes) == 4
+    for seat in range(4):
+        assert sorted(o.seats[seat].entrant for o in run.outcomes) == ["ext", "heur", "rand", "srv"]
+    rows = {r.bot: r for r in results.standings(run)}
+    assert rows["srv"].kind == "server:heuristic" and rows["srv"].matches == 4
+    assert sum(r.wins for r in rows.values()) >= 4 and all(r.timeouts == r.crashes == 0 for r in rows.values())
+    kept = list(tournament.iter_records(tmp_path))
+    with LodgeClient(live_server) as lodge:
+        for k in kept:
+            srv = next(s["seat"] for s in k["seats"] if s["entrant"] == "srv")
+            assert {m.get("by") for m in k["record"]["moves"] if m["seat"] == srv} == {"bot"}
+            assert all("by" not in m for m in k["record"]["moves"] if m["seat"] != srv)
+            assert replay(lodge, k["record"]) == k["result"]
+    summary = orjson.loads(results.write(run, results.standings(run), tmp_path)["json"].read_bytes())
+    assert "srv=server:heuristic" in summary["config"]["entrants"]
 
 
 def test_cli_tournament_play_and_replay(live_server: str, tmp_path: Path, capsys):

@@ -1,15 +1,18 @@
 """The arena's pieces that need no server: entrant specs, the schedule
-(duplicate rotations, seeds), places, the Wilson interval, ratings and the
-text view of ``lodge-arena play``."""
+(duplicate rotations, seeds), places, the Wilson interval, ratings, the
+text view of ``lodge-arena play``, the terminal player's table and prompt,
+and the client's error classes."""
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
 import pytest
+import requests
 
 import bots as builtin_bots
-from arena import results
+from arena import client as c
+from arena import human, results
 from arena.entrants import Entrant
 from arena.referee import MatchOutcome, SeatOutcome, places
 from arena.show import event_line, value, view_lines
@@ -26,9 +29,19 @@ def test_entrant_specs():
     assert Entrant.parse("ana=heuristic") == Entrant("ana", "heuristic")
     ext = Entrant.parse('me=cmd:python my bot.py --fast')
     assert ext.external and ext.command == "python my bot.py --fast"
-    for bad in ("=random", "a=grandmaster", "a=cmd:", 'a=cmd:python "unclosed'):
+    for bad in ("=random", "a=grandmaster", "a=cmd:", 'a=cmd:python "unclosed', "a=server:", "a=server:cmd",
+                "a=server:grandmaster"):
         with pytest.raises(ValueError):
             Entrant.parse(bad)
+
+
+def test_server_bot_entrants_are_bot_seats_at_creation():
+    srv = Entrant.parse("srv=server:heuristic")
+    assert (srv.name, srv.kind, srv.server_bot, srv.external) == ("srv", "server:heuristic", "heuristic", False)
+    assert srv.player() == {"name": "srv", "bot": "heuristic"} and srv.describe() == "srv=server:heuristic"
+    assert Entrant.parse("server:random").player() == {"name": "server:random", "bot": "random"}
+    for local in ("ana=heuristic", "r=random", "x=cmd:python bot.py"):
+        assert Entrant.parse(local).server_bot is None and Entrant.parse(local).player() == local.split("=")[0]
 
 
 def test_bot_kinds():
@@ -80,6 +93,20 @@ def test_check_refuses_what_cannot_be_played():
                 config(bots("a=random"), seats=1), config(bots("a=random", "b=random", "c=random"), parallel=0)):
         with pytest.raises(ValueError):
             check(bad, entry)
+
+
+def test_move_timeout_is_the_servers_clock_range():
+    """--move-timeout becomes clock.per_move_ms (1,000 … 86,400,000 ms)."""
+    entry = {"min_players": 2, "max_players": 6}
+    three = bots("a=random", "b=server:heuristic", "c=heuristic")
+    for seconds in (None, 1.0, 2.5, 86_400.0):
+        check(config(three, move_timeout=seconds), entry)
+    for seconds in (0.5, 0.999, 86_401.0):
+        with pytest.raises(ValueError, match="server's clock"):
+            check(config(three, move_timeout=seconds), entry)
+    with pytest.raises(ValueError, match="no heuristic"):
+        check(TournamentConfig(game="chess", entrants=bots("a=random", "b=server:heuristic"), matches=1, seats=2),
+              entry)
 
 
 def test_places_share_ties_and_skip():
@@ -141,3 +168,44 @@ def test_bots_decide_from_the_contract_only():
         imported = {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         imported |= {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
         assert not {m for m in imported if m.split(".")[0] in ("engine", "service")}, path.name
+
+
+def test_terminal_table_seats_the_person_among_server_bots():
+    table = human.Table(game="biberbande", bots=["heuristic", "random"], name="ana", seat=1)
+    assert table.players() == [{"name": "heuristic-0", "bot": "heuristic"}, "ana",
+                               {"name": "random-2", "bot": "random"}]
+    assert human.Table(game="biberbande", bots=["random"]).players() == ["you", {"name": "random-1", "bot": "random"}]
+
+
+def test_terminal_moves_are_numbered_with_their_labels():
+    assert human.move_line(1, {"type": "draw"}) == "  1. draw"
+    assert human.move_line(12, {"type": "swap_drawn", "slot": 2, "label": "swap into slot 2"}) == \
+        " 12. swap_drawn  slot=2  — swap into slot 2"
+
+
+def test_terminal_prompt_asks_again_until_a_listed_number_or_resign():
+    moves = [{"type": "draw"}, {"type": "knock"}]
+    answers, said = iter(["", "0", "3", "x", " 2 "]), []
+    assert human.choose(moves, lambda prompt: next(answers), said.append) == {"type": "knock"}
+    assert len(said) == 4 and all("1 to 2" in line for line in said)
+    assert human.choose(moves, lambda prompt: "Resign", said.append) == {"type": "resign"}
+    with pytest.raises(EOFError):
+        human.choose(moves, lambda prompt: (_ for _ in ()).throw(EOFError()), said.append)
+
+
+def _response(status: int, body: bytes, headers: dict[str, str] | None = None) -> requests.Response:
+    response = requests.Response()
+    response.status_code, response._content = status, body
+    response.headers.update(headers or {})
+    return response
+
+
+def test_1_1_error_codes_have_their_classes():
+    for status, code, cls in ((409, "seat_taken", c.SeatTaken), (429, "rate_limited", c.RateLimited),
+                              (422, "idempotency_key_reused", c.IdempotencyKeyReused)):
+        error = c.error_for(_response(status, b'{"code": "%s", "detail": "no"}' % code.encode()))
+        assert type(error) is cls and (error.status, error.code) == (status, code)
+    limited = c.error_for(_response(429, b"", {"Retry-After": "3"}))
+    assert isinstance(limited, c.RateLimited) and isinstance(limited, c.Retryable) and limited.retry_after == 3
+    assert isinstance(c.error_for(_response(503, b"")), c.Retryable)
+    assert not isinstance(c.error_for(_response(409, b'{"code": "seat_taken"}')), c.Retryable)

@@ -8,8 +8,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import marshmallow as ma
 from flask import Response, request, url_for
 from flask.views import MethodView
+from marshmallow import fields
 
 from service.api import ETAG_HEADER, Blueprint, json_response
 from service.context import lodge
@@ -37,6 +39,27 @@ blp = Blueprint("matches", __name__, url_prefix="/v1/matches",
 OPTIONAL_TOKEN: list[dict[str, list[str]]] = [{}, {"bearer": []}]
 TOKEN: list[dict[str, list[str]]] = [{"bearer": []}]
 _VERSION_TAG = re.compile(r'\s*(?:(?:W/)?"(-?\d{1,18})"|(-?\d{1,18}))\s*')
+
+#: ``?legal=true`` (api.md "Legal moves", 1.1), on the view, moves and the stream.
+LEGAL_DESCRIPTION = ("add `legal_moves`: the caller's own legal moves by seat (a seat: its own while it is to "
+                     "act; the admin: every seat to act; a spectator: `{}`), so a bot needs one request per move")
+#: The component documenting a body's ``legal_moves`` (:func:`document_legal`).
+LEGAL_MOVES_COMPONENT = "LegalMovesBySeat"
+LEGAL_MOVES = {"$ref": f"#/components/schemas/{LEGAL_MOVES_COMPONENT}"}
+
+
+def legal_field(description: str = LEGAL_DESCRIPTION) -> fields.Boolean:
+    """The ``legal`` query flag (default false)."""
+    return fields.Boolean(load_default=False, metadata={"description": description})
+
+
+class ViewQuerySchema(ma.Schema):
+    legal = legal_field()
+
+
+class MoveQuerySchema(SeatQuerySchema):
+    legal = legal_field()
+
 
 
 def _etag(version: int) -> dict[str, str]:
@@ -69,14 +92,18 @@ class Matches(MethodView):
 @blp.route("/<string:match_id>")
 class Match(MethodView):
     @blp.doc(security=OPTIONAL_TOKEN)
+    @blp.lazy_arguments(ViewQuerySchema(), location="query")
     @blp.lazy_arguments(ConditionalHeaders(), location="headers")
-    @blp.response(200, ViewSchema, description="The caller's view", headers=ETAG_HEADER)
+    @blp.response(200, ViewSchema, description="The caller's view (and `legal_moves` with `?legal=true`)",
+                  headers=ETAG_HEADER)
     @blp.alt_response(304, description="Not Modified: still at the version of `If-None-Match`",
                       headers=ETAG_HEADER)
-    @blp.problems("unauthenticated", "forbidden", "match_not_found", "rate_limited", "store_unavailable")
-    def get(self, headers: dict[str, Any], match_id: str) -> Response:
+    @blp.problems("invalid_request", "unauthenticated", "forbidden", "match_not_found", "rate_limited",
+                  "store_unavailable")
+    def get(self, query: dict[str, Any], headers: dict[str, Any], match_id: str) -> Response:
         """The match as the caller may see it (spectator, seat or admin)"""
-        version, body = lodge().view(match_id, request.headers.get("Authorization"), headers.get("if_none_match"))
+        version, body = lodge().view(match_id, request.headers.get("Authorization"), headers.get("if_none_match"),
+                                     query["legal"])
         if body is None:
             return Response(status=304, headers=_etag(version))
         return json_response(body, 200, _etag(version))
@@ -106,7 +133,7 @@ class LegalMoves(MethodView):
 @blp.route("/<string:match_id>/moves")
 class Moves(MethodView):
     @blp.doc(security=TOKEN)
-    @blp.lazy_arguments(SeatQuerySchema(), location="query")
+    @blp.lazy_arguments(MoveQuerySchema(), location="query")
     @blp.lazy_arguments(MoveHeaders(), location="headers")
     @blp.body_arguments(MoveRequestSchema())
     @blp.response(200, MoveResultSchema, description="Applied: new version, events and the caller's view",
@@ -120,11 +147,14 @@ class Moves(MethodView):
         Checks, in order: match exists, token, match finished, version (body
         `version` or `If-Match`), seat to act, legality.  Moves that need no
         decision are carried out in the same request and show up as events.
+        With `?legal=true` the body also carries `legal_moves` at its version
+        (for the admin: of every seat to act next); a replayed idempotent
+        request answers the first response with the legal moves at its version.
         """
         version = _expected_version(body.get("version"), headers.get("if_match"))
         status, data, new_version = lodge().play(
             match_id, request.headers.get("Authorization"), query.get("seat"), body["move"], version,
-            headers.get("idempotency_key"))
+            headers.get("idempotency_key"), query["legal"])
         return json_response(data, status, _etag(new_version))
 
 
@@ -167,3 +197,21 @@ def _expected_version(in_body: int | None, if_match: str | None) -> int | None:
         raise ApiError("invalid_request", "body version and If-Match disagree; send one of them",
                        errors={"version": ["differs from If-Match"]})
     return version
+
+
+def document_legal(spec: Any) -> None:
+    """Document ``legal_moves``: its component (moves by seat, each one of
+    the games' moves, as in ``LegalMoves``), the member of ``MoveResult`` and
+    the optional member of each game's view (GET match's body is the view,
+    and the games' views admit no other member).  Runs after
+    :func:`service.game_schemas.document`."""
+    schemas = spec.components.schemas
+    for variant in schemas["View"].get("oneOf", []):
+        view = schemas[variant["$ref"].rsplit("/", 1)[1]]
+        view["properties"]["legal_moves"] = {
+            "allOf": [LEGAL_MOVES], "description": "GET match with `?legal=true` only (elsewhere beside `state`)"}
+    spec.components.schema(LEGAL_MOVES_COMPONENT, component={
+        "type": "object", "description": "with `?legal=true`: " + LEGAL_DESCRIPTION.split(": ", 1)[1],
+        "additionalProperties": {"type": "array", "items": schemas["LegalMoves"]["properties"]["moves"]["items"]},
+        "example": {"2": [{"type": "draw"}]}})
+    schemas["MoveResult"]["properties"]["legal_moves"] = LEGAL_MOVES

@@ -14,7 +14,7 @@ from marshmallow import fields, validate
 
 from service.api import Blueprint
 from service.context import lodge
-from service.routes.matches import OPTIONAL_TOKEN
+from service.routes.matches import OPTIONAL_TOKEN, legal_field
 from service.stream import FRAMINGS, NDJSON, QUERY_TOKEN, SSE, follow
 
 blp = Blueprint("stream", __name__, url_prefix="/v1/matches",
@@ -29,6 +29,8 @@ class StreamQuerySchema(ma.Schema):
         "description": "send the versions above this one (-1: all, from the setup); `Last-Event-ID` replaces it"})
     state = fields.Boolean(load_default=False, metadata={
         "description": "add the caller's view as `state` to the message of the match's current version"})
+    legal = legal_field("with `state=true`: add `legal_moves` beside each `state` (the caller's own legal moves "
+                        "by seat, as on GET match with `?legal=true`)")
     token = fields.String(metadata={
         "description": "the bearer token, for clients that cannot send headers (EventSource); never logged"})
 
@@ -40,7 +42,8 @@ class StreamHeaders(ma.Schema):
 
 _STREAM_DOC = (
     "One message per version, in order and without gaps: `{\"version\": v, \"events\": [...]}` "
-    "(and `state`). SSE: `id: <v>`, `event: events`, `data: <json>`; a comment line is the keep-alive; "
+    "(and `state`, and with `legal=true` `legal_moves`). "
+    "SSE: `id: <v>`, `event: events`, `data: <json>`; a comment line is the keep-alive; "
     "`event: end` with `{\"status\": \"finished\" | \"deleted\"}` before the server closes the stream. "
     "NDJSON (`Accept: application/x-ndjson`): one object per line, an empty line is the keep-alive, "
     "the stream just closes at the end.")
@@ -50,7 +53,8 @@ _STREAM_DOC = (
 _SSE_EVENT = {"type": "object", "required": ["data"], "properties": {
     "event": {"type": "string", "enum": ["events", "end"]},
     "id": {"type": "string", "description": "the message's version (`events` only)"},
-    "data": {"type": "string", "description": 'JSON: `{"version", "events"[, "state"]}`, or `{"status"}` (`end`)'}}}
+    "data": {"type": "string",
+             "description": 'JSON: `{"version", "events"[, "state"[, "legal_moves"]]}`, or `{"status"}` (`end`)'}}}
 
 
 @blp.route("/<string:match_id>/stream")
@@ -72,6 +76,7 @@ class Stream(MethodView):
             authorization = f"Bearer {token}"
         framing = FRAMINGS[request.accept_mimetypes.best_match(list(FRAMINGS), default=SSE.media_type)]
         chunks = follow(lodge(), match_id, authorization, after, query["state"], framing,
-                        keepalive=current_app.config[KEEPALIVE], max_seconds=current_app.config[MAX_SECONDS])
+                        keepalive=current_app.config[KEEPALIVE], max_seconds=current_app.config[MAX_SECONDS],
+                        legal=query["legal"])
         return Response(chunks, content_type=framing.media_type,
                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

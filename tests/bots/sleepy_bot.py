@@ -1,9 +1,10 @@
 """An external bot that thinks too long: its first decision is immediate, the
 next TIMES (argv[2], default 2) each sleep SECONDS (argv[1]) before posting
 the first legal move with the version seen before sleeping, which the
-referee's default move has made stale by then (409, ignored); later
-decisions are immediate again.  Used to test ``--move-timeout``; standard
-library only, like any external bot."""
+server's clock (``--move-timeout``) has made stale by then with the seat's
+fallback move (409, ignored); later decisions are immediate again.  Used to
+test ``--move-timeout``; standard library only, like any external bot.  It
+reads its view with ``legal=true``: view and legal moves in one request."""
 import json
 import os
 import sys
@@ -30,15 +31,14 @@ def call(method, path, body=None):
 
 decisions = 0
 while True:
-    _, view = call("GET", "")
+    _, view = call("GET", "?legal=true")
     if view["status"] == "finished":
         break
     if SEAT in view["to_act"]:
-        _, legal = call("GET", "/legal-moves")
         if 1 <= decisions <= TIMES:
             time.sleep(SLEEP)
         decisions += 1
-        status, _ = call("POST", "/moves", {"move": legal["moves"][0], "version": legal["version"]})
+        status, _ = call("POST", "/moves", {"move": view["legal_moves"][str(SEAT)][0], "version": view["version"]})
         assert status in (200, 409), status
     else:
         call("GET", f"/events?after={view['version']}&wait=30")

@@ -484,7 +484,10 @@ export interface paths {
         /** The match as the caller may see it (spectator, seat or admin) */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description add `legal_moves`: the caller's own legal moves by seat (a seat: its own while it is to act; the admin: every seat to act; a spectator: `{}`), so a bot needs one request per move */
+                    legal?: boolean;
+                };
                 header?: {
                     /** @description `"<version>"`: 304 Not Modified while the match is still at that version */
                     "If-None-Match"?: string;
@@ -496,7 +499,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The caller's view */
+                /** @description The caller's view (and `legal_moves` with `?legal=true`) */
                 200: {
                     headers: {
                         /** @description the version the body carries, as `"<version>"` */
@@ -516,7 +519,15 @@ export interface paths {
                     };
                     content?: never;
                 };
-                400: components["responses"]["BAD_REQUEST"];
+                /** @description Problem details; `code`: `invalid_request` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem details; `code`: `unauthenticated` */
                 401: {
                     headers: {
@@ -853,12 +864,17 @@ export interface paths {
          * @description Checks, in order: match exists, token, match finished, version (body
          *     `version` or `If-Match`), seat to act, legality.  Moves that need no
          *     decision are carried out in the same request and show up as events.
+         *     With `?legal=true` the body also carries `legal_moves` at its version
+         *     (for the admin: of every seat to act next); a replayed idempotent
+         *     request answers the first response with the legal moves at its version.
          */
         post: {
             parameters: {
                 query?: {
                     /** @description the seat (required with the admin token; a seat token may only name its own) */
                     seat?: number;
+                    /** @description add `legal_moves`: the caller's own legal moves by seat (a seat: its own while it is to act; the admin: every seat to act; a spectator: `{}`), so a bot needs one request per move */
+                    legal?: boolean;
                 };
                 header?: {
                     /** @description `"<version>"`: the version the move is meant for (like body `version`) */
@@ -1268,6 +1284,8 @@ export interface paths {
                     after?: number;
                     /** @description add the caller's view as `state` to the message of the match's current version */
                     state?: boolean;
+                    /** @description with `state=true`: add `legal_moves` beside each `state` (the caller's own legal moves by seat, as on GET match with `?legal=true`) */
+                    legal?: boolean;
                     /** @description the bearer token, for clients that cannot send headers (EventSource); never logged */
                     token?: string;
                 };
@@ -1282,7 +1300,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description One message per version, in order and without gaps: `{"version": v, "events": [...]}` (and `state`). SSE: `id: <v>`, `event: events`, `data: <json>`; a comment line is the keep-alive; `event: end` with `{"status": "finished" | "deleted"}` before the server closes the stream. NDJSON (`Accept: application/x-ndjson`): one object per line, an empty line is the keep-alive, the stream just closes at the end. */
+                /** @description One message per version, in order and without gaps: `{"version": v, "events": [...]}` (and `state`, and with `legal=true` `legal_moves`). SSE: `id: <v>`, `event: events`, `data: <json>`; a comment line is the keep-alive; `event: end` with `{"status": "finished" | "deleted"}` before the server closes the stream. NDJSON (`Accept: application/x-ndjson`): one object per line, an empty line is the keep-alive, the stream just closes at the end. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1290,7 +1308,7 @@ export interface paths {
                     content: {
                         "application/x-ndjson": string;
                         "text/event-stream": {
-                            /** @description JSON: `{"version", "events"[, "state"]}`, or `{"status"}` (`end`) */
+                            /** @description JSON: `{"version", "events"[, "state"[, "legal_moves"]]}`, or `{"status"}` (`end`) */
                             data: string;
                             /** @enum {string} */
                             event?: "events" | "end";
@@ -1865,6 +1883,8 @@ export interface components {
              * @enum {string}
              */
             game: "biberbande";
+            /** @description GET match with `?legal=true` only (elsewhere beside `state`) */
+            legal_moves?: components["schemas"]["LegalMovesBySeat"];
             match_id: string;
             phase: string;
             /** @description per seat: seat, name and public game fields */
@@ -2478,6 +2498,8 @@ export interface components {
              * @enum {string}
              */
             game: "biberclan";
+            /** @description GET match with `?legal=true` only (elsewhere beside `state`) */
+            legal_moves?: components["schemas"]["LegalMovesBySeat"];
             match_id: string;
             phase: string;
             /** @description per seat: seat, name and public game fields */
@@ -2602,6 +2624,19 @@ export interface components {
             moves: (components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"])[];
             seat: number;
             version: number;
+        };
+        /**
+         * @description with `?legal=true`: the caller's own legal moves by seat (a seat: its own while it is to act; the admin: every seat to act; a spectator: `{}`), so a bot needs one request per move
+         * @example {
+         *       "2": [
+         *         {
+         *           "type": "draw"
+         *         }
+         *       ]
+         *     }
+         */
+        LegalMovesBySeat: {
+            [key: string]: (components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"])[];
         };
         LobbyEntry: {
             /** @description `{"per_move_ms"}`, or null without a clock */
@@ -3008,6 +3043,8 @@ export interface components {
              * @enum {string}
              */
             game: "mein-lieber-biber";
+            /** @description GET match with `?legal=true` only (elsewhere beside `state`) */
+            legal_moves?: components["schemas"]["LegalMovesBySeat"];
             match_id: string;
             phase: string;
             /** @description per seat: seat, name and public game fields */
@@ -3031,6 +3068,7 @@ export interface components {
         };
         MoveResult: {
             events: components["schemas"]["Event"][];
+            legal_moves?: components["schemas"]["LegalMovesBySeat"];
             state: components["schemas"]["View"];
             version: number;
         };
@@ -3473,6 +3511,8 @@ export interface components {
              * @enum {string}
              */
             game: "thirteen-beavers";
+            /** @description GET match with `?legal=true` only (elsewhere beside `state`) */
+            legal_moves?: components["schemas"]["LegalMovesBySeat"];
             match_id: string;
             phase: string;
             /** @description per seat: seat, name and public game fields */
@@ -3496,15 +3536,6 @@ export interface components {
         };
     };
     responses: {
-        /** @description Problem details (RFC 9457) with a stable `code` */
-        BAD_REQUEST: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
         /** @description Problem details (RFC 9457) with a stable `code` */
         DEFAULT_ERROR: {
             headers: {
