@@ -7,7 +7,7 @@ function slot(p, name) {
   const c = p.castle[name];
   if (!c) return h("span", { class: "card empty", title: `${name} empty`, "aria-label": `${name} empty` }, name);
   const el = card(c.face === "up" ? c.card : null, { known: c.known ?? null, label: name });
-  if (c.protected) { el.classList.add("protected"); el.title += " (protected)"; el.append(h("span", { class: "shield", "aria-label": "protected" }, "🛡")); }
+  if (c.protected) { el.classList.add("protected"); el.title += " (protected)"; el.append(h("span", { class: "shield", "aria-label": "protected" }, "P")); }
   return el;
 }
 

@@ -2,7 +2,7 @@
 // fish and wolves.
 import { h, card, seatName } from "../dom.js";
 
-const ICON = { start: "⌂", water: "", avenue: "⇱", lava: "🔥", fish: "🐟", rapids: "≋", wolf: "🐺", paradise: "☀" };
+const ICON = { start: "start", water: "", avenue: "avenue", lava: "lava", fish: "fish", rapids: "rapids", wolf: "wolf", paradise: "paradise" };
 
 export function render(view) {
   const b = view.board;
@@ -13,7 +13,7 @@ export function render(view) {
     const branch = sp.next.length > 1 ? ` (or → ${sp.next.slice(1).join(", ")})` : "";
     return h("li", { class: `space ${sp.kind}`, "data-space": sp.id,
       "aria-label": `Space ${sp.id}, ${sp.kind}${branch}${here.length ? `, beavers: ${here.map((p) => p.name).join(", ")}` : ""}${dams.length ? `, dams: ${dams.map((p) => p.name).join(", ")}` : ""}` },
-    h("span", { class: "space-no" }, sp.id, ICON[sp.kind] || ""),
+    h("span", { class: "space-no" }, sp.id), h("span", { class: "kind" }, ICON[sp.kind] || ""),
     branch ? h("span", { class: "branch" }, `→${sp.next.slice(1).join(",")}`) : null,
     h("span", { class: "tokens" },
       here.map((p) => h("span", { class: `token beaver s${p.seat}`, title: `${p.name}'s beaver` }, `B${p.seat}`)),
