@@ -25,10 +25,11 @@ pytestmark = [pytest.mark.live,
 
 WAIT = 30
 #: short matches: one round, few turns
-SHORT = {"biberbande": {"rounds": 1, "turn_limit": 6}, "biberclan": {"rounds": 1, "max_turns": 24},
-         "mein-lieber-biber": {"rounds": 1}, "thirteen-beavers": {"board": "short", "max_turns": 60}}
+SHORT: dict[str, dict[str, Any]] = {
+    "biberbande": {"rounds": 1, "turn_limit": 10}, "biberclan": {"rounds": 1, "max_turns": 24},
+    "mein-lieber-biber": {"rounds": 1}, "thirteen-beavers": {"board": "short", "max_turns": 60}}
 GAMES = list(SHORT)
-MID = 8  # the screenshot is taken after this many of the page's moves
+MID = 5  # the screenshot is taken after this many of the page's moves
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +62,11 @@ def shown(d: Any) -> dict[str, Any] | bool:
     return state if state["version"] >= 0 else False
 
 
+def moved_past(version: int) -> Any:
+    """A ``wait_for`` predicate: the page shows a version after ``version``, or the result."""
+    return lambda d: (state := page_state(d))["version"] > version or state["result"]
+
+
 def wait_for(d: Any, predicate: Any, timeout: float = WAIT) -> Any:
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -84,7 +90,7 @@ def play_to_the_end(d: Any, base: str, match_id: str, game: str, other: str | No
             assert all(b.text.strip() for b in buttons)  # every control has an accessible name
             rng.choice(buttons).click()
             clicks += 1
-            wait_for(d, lambda drv: page_state(drv)["version"] > state["version"] or page_state(drv)["result"])
+            wait_for(d, moved_past(state["version"]))
             if clicks == MID:
                 browser.ARTIFACTS.mkdir(exist_ok=True)
                 assert d.save_screenshot(str(browser.ARTIFACTS / f"play-{game}-mid.png"))
@@ -97,14 +103,15 @@ def play_to_the_end(d: Any, base: str, match_id: str, game: str, other: str | No
                                           {"move": rng.choice(legal["moves"]), "version": view["version"]}, token=other)
             assert status == 200
             # the page follows the other client's move through the stream
-            wait_for(d, lambda drv: page_state(drv)["version"] > view["version"] or page_state(drv)["result"])
+            wait_for(d, moved_past(view["version"]))
     else:
         pytest.fail("the match did not end")
     assert d.execute_script("return window.lodgePlay.loadedAt") == loaded  # no reload
     assert clicks > 0
     _, final = browser.http_json("GET", f"{base}/v1/matches/{match_id}")
     assert final["status"] == "finished"
-    assert d.find_element(By.ID, "result").get_attribute("data-winners") == ",".join(map(str, final["result"]["winners"]))
+    winners = ",".join(map(str, final["result"]["winners"]))
+    assert d.find_element(By.ID, "result").get_attribute("data-winners") == winners
     assert not [u for u in browser.requested_urls(d) if not u.startswith(base) and not u.startswith("data:")]
     return final
 
