@@ -26,10 +26,10 @@ pytestmark = [pytest.mark.live,
 WAIT = 30
 #: short matches: one round, few turns
 SHORT: dict[str, dict[str, Any]] = {
-    "biberbande": {"rounds": 1, "turn_limit": 10}, "biberclan": {"rounds": 1, "max_turns": 24},
+    "biberbande": {"rounds": 2, "turn_limit": 10}, "biberclan": {"rounds": 1, "max_turns": 24},
     "mein-lieber-biber": {"rounds": 1}, "thirteen-beavers": {"board": "short", "max_turns": 60}}
 GAMES = list(SHORT)
-MID = 5  # the screenshot is taken after this many of the page's moves
+MID = 5  # the mid-match screenshot is taken after this many of the page's moves
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +62,25 @@ def shown(d: Any) -> dict[str, Any] | bool:
     return state if state["version"] >= 0 else False
 
 
+def click_a_move(d: Any, rng: random.Random) -> bool:
+    """Click one of the offered moves (seeded choice); False if the page redrew them meanwhile."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+
+    try:
+        buttons = [b for b in d.find_elements(By.CSS_SELECTOR, "#moves button.move") if b.is_enabled()]
+        assert buttons and all(b.text.strip() for b in buttons)  # every control has an accessible name
+        rng.choice(buttons).click()
+    except StaleElementReferenceException:
+        return False
+    return True
+
+
+def changed_from(state: dict[str, Any]) -> Any:
+    """A ``wait_for`` predicate: the page shows something else than ``state``."""
+    return lambda d: page_state(d) != state
+
+
 def moved_past(version: int) -> Any:
     """A ``wait_for`` predicate: the page shows a version after ``version``, or the result."""
     return lambda d: (state := page_state(d))["version"] > version or state["result"]
@@ -86,16 +105,17 @@ def play_to_the_end(d: Any, base: str, match_id: str, game: str, other: str | No
         if state["result"]:
             break
         if state["moves"]:
-            buttons = [b for b in d.find_elements(By.CSS_SELECTOR, "#moves button.move") if b.is_enabled()]
-            assert all(b.text.strip() for b in buttons)  # every control has an accessible name
-            rng.choice(buttons).click()
+            if not click_a_move(d, rng):
+                continue
             clicks += 1
             wait_for(d, moved_past(state["version"]))
-            if clicks == MID:
+            if clicks <= MID and page_state(d)["status"] == "active":  # kept: the board at the MID-th move
                 browser.ARTIFACTS.mkdir(exist_ok=True)
                 assert d.save_screenshot(str(browser.ARTIFACTS / f"play-{game}-mid.png"))
             continue
-        assert other is not None, f"the page waits but nobody else plays: {state}"
+        if other is None:  # server bots: their moves come with the page's own
+            wait_for(d, changed_from(state))
+            continue
         _, view = browser.http_json("GET", f"{base}/v1/matches/{match_id}", token=other)
         if view["status"] == "active" and 1 in view["to_act"]:
             _, legal = browser.http_json("GET", f"{base}/v1/matches/{match_id}/legal-moves", token=other)
@@ -104,6 +124,8 @@ def play_to_the_end(d: Any, base: str, match_id: str, game: str, other: str | No
             assert status == 200
             # the page follows the other client's move through the stream
             wait_for(d, moved_past(view["version"]))
+        else:
+            wait_for(d, changed_from(state))  # the page is catching up with the match
     else:
         pytest.fail("the match did not end")
     assert d.execute_script("return window.lodgePlay.loadedAt") == loaded  # no reload

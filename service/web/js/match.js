@@ -12,15 +12,17 @@ export function matchPage(main, id, { spectate = false } = {}) {
   async function refresh() {
     try {
       const { data } = await api.view(id, token);
-      await show(data, data.legal_moves);
+      await show(data, data.legal_moves, { force: true });
     } catch (err) {
       notify(explain(err), "error", { sticky: true });
       if (err.status === 404) fill(main, h("p", { class: "error" }, `No match ${id} (finished long ago, deleted, or a typo).`));
     }
   }
 
-  async function show(view, legalMap) {
-    if (page.view && view.version < page.view.version) return;
+  // Draw a view unless it is older than the one shown (the stream repeats what a move's
+  // response already gave: the same version is not drawn again unless forced).
+  async function show(view, legalMap, { force = false } = {}) {
+    if (page.view && (view.version < page.view.version || (view.version === page.view.version && !force))) return;
     page.view = view;
     const me = view.viewer.seat;
     if (me !== null && view.status === "active" && view.to_act.includes(me)) {
