@@ -3,7 +3,7 @@
 An entrant is written ``NAME=KIND`` on the command line (``KIND`` alone names
 it after the kind):
 
-- ``random`` / ``heuristic``: a built-in bot (:mod:`arena.bots`), run in the
+- ``random`` / ``heuristic``: a built-in bot (:mod:`bots`), run in the
   harness's process;
 - ``cmd:<command line>``: an external program in any language, started once
   per match and seat.  It gets ``LODGE_URL``, ``LODGE_MATCH_ID``,
@@ -22,7 +22,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from .bots import KINDS
+from bots import KINDS
 
 EXTERNAL = "cmd"
 

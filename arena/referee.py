@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .bots import Bot, make_bot
+from bots import Bot, make_bot
+
 from .client import JSON, IllegalMove, LodgeClient, VersionConflict
 from .entrants import Entrant, start_external, stop_external
 

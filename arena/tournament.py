@@ -26,7 +26,8 @@ from pathlib import Path
 import orjson
 from tqdm import tqdm
 
-from .bots import bot_class
+from bots import bot_class
+
 from .client import DEFAULT_URL, JSON, LodgeClient
 from .entrants import Entrant
 from .referee import MatchOutcome, MatchPlan, Referee

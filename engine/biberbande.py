@@ -536,6 +536,9 @@ class Biberbande(core.Game):
     )
     events = EVENTS
     handlers = HANDLERS
+    #: the moves that change nothing on the table: end the turn without knocking
+    #: (BB-4.7), skip a second draw (BB-4.4), discard the drawn card (BB-4.3)
+    fallback_types = (MOVE_END_TURN, MOVE_SKIP_DRAW, MOVE_DISCARD_DRAWN)
 
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return list(CANONICAL)

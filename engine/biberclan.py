@@ -627,6 +627,9 @@ class BiberClan(Game):
     )
     events = EVENTS
     handlers = HANDLERS
+    #: BiberClan has no pass (BC-4.6: even a special is compulsory): the fallback
+    #: is the first listed move (BC-4.12)
+    fallback_types = ()
 
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return canonical(bool(options.get("with_biberbande")))

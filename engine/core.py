@@ -424,6 +424,35 @@ class Public(EventRule):
 
 PUBLIC = Public()
 
+# --------------------------------------------------------------------------
+# What every game shares beyond its own rules (contract 1.1): resigning, the
+# fallback move a server plays for a seat, and who made a move.
+# --------------------------------------------------------------------------
+MOVE_RESIGN = "resign"
+EVENT_RESIGNED, EVENT_TIMED_OUT, EVENT_MATCH_ENDED = "resigned", "timed_out", "match_ended"
+#: Who made a move that is not the seat's own decision (the record's ``by``):
+#: a bot seat, the clock (a fallback after a deadline), or the server for a
+#: seat that resigned (its fallback).  A seat's own move has no ``by``.
+BY_BOT, BY_CLOCK, BY_RESIGNED = "bot", "clock", "resigned"
+BY = (BY_BOT, BY_CLOCK, BY_RESIGNED)
+#: Events every game emits the same way (a game's own declaration of the same
+#: type wins: every game declares ``match_ended`` PUBLIC itself).
+CORE_EVENTS: Mapping[str, EventRule] = {EVENT_RESIGNED: PUBLIC, EVENT_TIMED_OUT: PUBLIC,
+                                        EVENT_MATCH_ENDED: PUBLIC}
+
+
+def resigned_seats(state: State) -> list[int]:
+    """The seats that resigned, in the order they did (absent before the first)."""
+    return list(state.get("resigned", ()))
+
+
+def rank_resigned(result: dict[str, Any], order: Sequence[int]) -> dict[str, Any]:
+    """``result`` with the resigned seats (``order``) below all others, the
+    later resigner above the earlier; ``winners`` is the new first group."""
+    groups = [[s for s in group if s not in order] for group in result["ranking"]]
+    ranked = [g for g in groups if g] + [[s] for s in reversed(order)]
+    return {**result, "ranking": ranked, "winners": list(ranked[0])}
+
 
 @dataclass(frozen=True)
 class Private(EventRule):
@@ -506,6 +535,18 @@ class Game:
     rule_prefix: ClassVar[str]
     #: the class of the working state handed to handlers (a game may extend it)
     turn_class: ClassVar[type[Turn]] = Turn
+    #: the game's safe fallback moves, by type, most preferred first (see
+    #: :meth:`fallback`); empty when its rules name none
+    fallback_types: ClassVar[tuple[str, ...]] = ()
+    #: ``phase`` of a finished match (set when the last opponent resigns)
+    finished_phase: ClassVar[str] = "finished"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every game also declares :data:`CORE_EVENTS` (resigned, timed_out,
+        match_ended), all public."""
+        super().__init_subclass__(**kwargs)
+        if "events" in cls.__dict__:
+            cls.events = {**CORE_EVENTS, **cls.events}
 
     # --- to implement --------------------------------------------------
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
@@ -595,17 +636,40 @@ class Game:
             return []
         return self.seat_moves(state, seat)
 
-    def apply(self, state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
+    def apply(self, state: State, seat: int, move: Move, by: str | None = None) -> tuple[State, list[Event]]:
         """Apply a move known to be legal to a copy of ``state`` through its
-        handler; return the new state and its events."""
+        handler; return the new state and its events.  A fallback played by
+        the clock (``by="clock"``) starts with ``timed_out {seat}``; a match
+        ending with resigned seats ranks them last (:func:`rank_resigned`)."""
         turn = self.turn_class(self, clone(state))
+        if by == BY_CLOCK:
+            turn.emit(EVENT_TIMED_OUT, seat)
         self.handlers[move["type"]](turn, seat, move)
+        order = resigned_seats(turn.state)
+        if order and self.status(turn.state) == FINISHED:
+            self._rank_resigned(turn, order)
         return turn.state, self.checked(turn.events)
 
-    def play(self, state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
-        """Check and apply ``move`` for ``seat``: the one path of every move."""
+    def _rank_resigned(self, turn: Turn, order: list[int]) -> None:
+        """Resigned seats below all others, in the state's result and in the
+        ``match_ended`` event (its ``result`` or ``winners``)."""
+        result = rank_resigned(turn.state["result"], order)
+        turn.state["result"] = result
+        for event in turn.events:
+            if event["type"] == EVENT_MATCH_ENDED:
+                if "result" in event:
+                    event["result"] = clone(result)
+                if "winners" in event:
+                    event["winners"] = list(result["winners"])
+
+    def play(self, state: State, seat: int, move: Move, by: str | None = None) -> tuple[State, list[Event]]:
+        """Check and apply ``move`` for ``seat``: the one path of every move.
+        ``by`` says who decided it when not the seat (:data:`BY`); ``resign``
+        is open to any seat at any time (:meth:`resign`)."""
         if self.status(state) == FINISHED:
             raise MatchFinished("the match is finished; no more moves are accepted")
+        if move.get("type") == MOVE_RESIGN:
+            return self.resign(state, seat, move)
         if seat not in self.to_act(state):
             raise NotYourTurn(f"seat {seat} has no decision to make now; "
                               f"to act: {self.to_act(state)}")
@@ -613,8 +677,46 @@ class Game:
         move = self.normalize_move(move)
         for candidate in legal:
             if same_move(move, candidate):
-                return self.apply(state, seat, candidate)
+                return self.apply(state, seat, candidate, by)
         raise IllegalMove(self.why_illegal(state, seat, move, legal))
+
+    def resign(self, state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
+        """``{"type": "resign"}``: any seat of an active match, whether or not
+        it is to act (never listed in legal moves).  Emits ``resigned {seat}``;
+        when one seat is left that has not resigned, the match ends at once
+        and that seat wins (``match_ended`` with ``reason: "resigned"``)."""
+        order = resigned_seats(state)
+        if seat in order:
+            raise IllegalMove(f"seat {seat} has resigned already")
+        if set(move) - {"type", "label"}:
+            raise IllegalMove("resign takes no parameters: post {\"type\": \"resign\"}")
+        turn = self.turn_class(self, clone(state))
+        order.append(seat)
+        turn.state["resigned"] = order
+        turn.emit(EVENT_RESIGNED, seat)
+        left = [s for s in range(len(self.scores_of(state))) if s not in order]
+        if len(left) == 1:
+            self._end_by_resignation(turn, left[0], order)
+        return turn.state, self.checked(turn.events)
+
+    def _end_by_resignation(self, turn: Turn, winner: int, order: list[int]) -> None:
+        """The last seat that has not resigned wins at once; the others rank
+        below it, the later resigner above the earlier."""
+        result = {"scores": self.scores_of(turn.state), "ranking": [[winner], *([s] for s in reversed(order))],
+                  "winners": [winner], "reason": "resigned"}
+        turn.state.update(status=FINISHED, phase=self.finished_phase, result=result)
+        turn.emit(EVENT_MATCH_ENDED, None, reason="resigned", result=clone(result))
+
+    def fallback(self, state: State, seat: int) -> Move:
+        """The move the server plays for ``seat`` (to act) when its clock runs
+        out or it has resigned: the first legal move of the most preferred
+        type in :attr:`fallback_types`, else the first legal move."""
+        legal = self.legal_moves(state, seat)
+        for kind in self.fallback_types:
+            for move in legal:
+                if move["type"] == kind:
+                    return move
+        return legal[0]
 
     def checked(self, events: list[Event]) -> list[Event]:
         """``events`` unchanged, or :class:`UndeclaredEvent` for the first

@@ -520,6 +520,8 @@ class MeinLieberBiber(Game):
     )
     events = EVENTS
     handlers = HANDLERS
+    #: no draw after a move (MLB-4.8, D7); elsewhere the first listed move (MLB-4.9)
+    fallback_types = (MOVE_PASS,)
 
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return list(CARDS)

@@ -559,6 +559,10 @@ class ThirteenBeavers(Game):
     )
     events = EVENTS
     handlers = HANDLERS
+    #: bank the answers so far (TB-4.12); before the first answer the first
+    #: listed move (TB-4.2)
+    fallback_types = (MOVE_DAM,)
+    finished_phase = PHASE_FINISHED
     turn_class = _Match
 
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:

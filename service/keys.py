@@ -9,14 +9,18 @@ name      type    holds
 ========  ======  ==========================================================
 meta      string  JSON: game, players, seed, options, token hashes, created
 snap      hash    ``v``: version, ``s``: state JSON, ``w``: id of the last
-                  write, ``e``: number of events stored; a finished match
-                  compacted holds ``v``, ``w`` and ``z`` instead of ``s``/``e``
-moves     list    JSON ``{"version", "seat", "move"}`` per accepted move
+                  write, ``e``: number of events stored, ``d``: the seats'
+                  deadlines JSON (a match with a clock, while someone acts);
+                  a finished match compacted holds ``v``, ``w`` and ``z``
+                  instead of ``s``/``e``
+moves     list    JSON ``{"version", "seat", "move"}`` per accepted move (and
+                  ``"by"`` for a move the server played: ``bot``, ``clock``,
+                  ``resigned``)
 events    list    JSON per event, stamped with the version that produced it
 evidx     list    element ``v`` = index in ``events`` of version v's first event
 idems     set     names of the match's idempotency record keys (for DELETE)
-idem:<k>  string  ``<version>:<fingerprint>``: the version the first request
-                  with key k produced and a hash of that request (records
+idem:<k>  string  ``<version>:<fingerprint>``: the (last) version the first
+                  request with key k produced and a hash of that request (records
                   written before this layout hold JSON ``{"status", "body"}``)
 ========  ======  ==========================================================
 
@@ -39,6 +43,8 @@ channel ``lodge:{<match_id>}:changed`` (:attr:`Keys.changed`; same hash tag,
 so the same shard), from inside their script (see :mod:`service.notify`).
 """
 from __future__ import annotations
+
+import zlib
 
 PREFIX = "lodge"
 
@@ -158,21 +164,27 @@ end
 """
 
 APPLY = _DAMAGE + """
--- Compare-and-set one move: the whole write path in one round trip.
+-- Compare-and-set one request's moves: the whole write path in one round
+-- trip.  A request writes its own move and the moves the server plays after
+-- it (bot seats, resigned seats, a clock's fallback): several versions at once.
 -- KEYS: 1 meta, 2 snap, 3 moves, 4 events, 5 evidx, 6 idems,
 --       7 idempotency record (optional)
--- ARGV: 1 expected version, 2 new state JSON, 3 move log entry JSON,
---       4 ttl seconds, 5 request fingerprint ('' without KEYS[7]),
---       6 write id (unique per attempt), 7 idempotency ttl seconds,
---       8.. events JSON
+-- ARGV: 1 expected version, 2 final state JSON, 3 ttl seconds,
+--       4 request fingerprint ('' without KEYS[7]), 5 write id (unique per
+--       attempt), 6 idempotency ttl seconds, 7 deadlines JSON ('' for none),
+--       8.. per new version, in order: move log entry JSON, the number n of
+--       its events, then its n events JSON
 -- Returns {'missing'} when the match is gone (no meta), {'damaged',
 -- key} when its keys disagree, {'idem', version} when KEYS[7] holds a
 -- record of this very request, {'reused', version} when it holds one of
 -- another request, {'legacy', record} for a record of the old layout
--- (JSON status and body, answered as it is), {'ok', version} when the move is stored (also when this
--- very write id is already the last write: a client-side resend after a
--- lost reply must not look like a conflict), else {'conflict', version,
--- state or false, archive or false}.  Only 'ok' writes anything.
+-- (JSON status and body, answered as it is), {'ok', version} (the last
+-- version written) when the moves are stored (also when this very write id
+-- is already the last write: a client-side resend after a lost reply must
+-- not look like a conflict), else {'conflict', version, state or false,
+-- archive or false, deadlines or false}.  Only 'ok' writes anything.  The
+-- idempotency record holds the last version written: the response to the
+-- request carries every version from its own move's to that one.
 local cur = redis.call('HGET', KEYS[2], 'v')
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return {'missing'}
@@ -188,7 +200,7 @@ if #KEYS > 6 then
     if not version then
       return {'legacy', rec}
     end
-    if string.sub(rec, sep + 1) == ARGV[5] then
+    if string.sub(rec, sep + 1) == ARGV[4] then
       return {'idem', version}
     end
     return {'reused', version}
@@ -199,22 +211,34 @@ if hurt then
   return {'damaged', hurt}
 end
 if cur ~= ARGV[1] or redis.call('HEXISTS', KEYS[2], 'z') == 1 then
-  if redis.call('HGET', KEYS[2], 'w') == ARGV[6] then
+  if redis.call('HGET', KEYS[2], 'w') == ARGV[5] then
     return {'ok', tonumber(cur)}
   end
-  return {'conflict', cur, redis.call('HGET', KEYS[2], 's'), redis.call('HGET', KEYS[2], 'z')}
+  return {'conflict', cur, redis.call('HGET', KEYS[2], 's'), redis.call('HGET', KEYS[2], 'z'),
+          redis.call('HGET', KEYS[2], 'd')}
 end
-local ttl = tonumber(ARGV[4])
-local v = tonumber(cur) + 1
-redis.call('RPUSH', KEYS[3], ARGV[3])
-redis.call('RPUSH', KEYS[5], redis.call('LLEN', KEYS[4]))
-if #ARGV > 7 then
-  redis.call('RPUSH', KEYS[4], unpack(ARGV, 8))
+local ttl = tonumber(ARGV[3])
+local v = tonumber(cur)
+local i = 8
+while i <= #ARGV do
+  v = v + 1
+  local n = tonumber(ARGV[i + 1])
+  redis.call('RPUSH', KEYS[3], ARGV[i])
+  redis.call('RPUSH', KEYS[5], redis.call('LLEN', KEYS[4]))
+  if n > 0 then
+    redis.call('RPUSH', KEYS[4], unpack(ARGV, i + 2, i + 1 + n))
+  end
+  i = i + 2 + n
 end
-redis.call('HSET', KEYS[2], 'v', v, 's', ARGV[2], 'w', ARGV[6], 'e', redis.call('LLEN', KEYS[4]))
+redis.call('HSET', KEYS[2], 'v', v, 's', ARGV[2], 'w', ARGV[5], 'e', redis.call('LLEN', KEYS[4]))
+if ARGV[7] == '' then
+  redis.call('HDEL', KEYS[2], 'd')
+else
+  redis.call('HSET', KEYS[2], 'd', ARGV[7])
+end
 if #KEYS > 6 then
-  local idem_ttl = tonumber(ARGV[7])
-  redis.call('SET', KEYS[7], v .. ':' .. ARGV[5], 'EX', idem_ttl)
+  local idem_ttl = tonumber(ARGV[6])
+  redis.call('SET', KEYS[7], v .. ':' .. ARGV[4], 'EX', idem_ttl)
   redis.call('SADD', KEYS[6], KEYS[7])
   if redis.call('TTL', KEYS[6]) < idem_ttl then
     redis.call('EXPIRE', KEYS[6], idem_ttl)
@@ -329,4 +353,53 @@ if upto > 0 then
   moves = redis.call('LRANGE', KEYS[2], 0, upto - 1)
 end
 return {redis.call('HGET', KEYS[1], 'z'), moves}
+"""
+
+# --------------------------------------------------------------------------
+# Clocks (service.clock): the matches to look at, and when.  One sorted set
+# per shard, each under its own hash tag (so each command touches one slot),
+# member a match id, score the epoch millisecond at which the match must be
+# looked at (its earliest deadline, or now for moves the server still owes).
+# Every instance sweeps every shard; an entry only says "look": what is due
+# is decided from the match's snapshot, and every move settled by APPLY.
+# --------------------------------------------------------------------------
+DEADLINE_SHARDS = 8
+
+
+def deadline_key(match_id: str) -> str:
+    """The shard holding ``match_id``'s entry (crc32: the same in every process)."""
+    return f"{PREFIX}:{{deadlines-{zlib.crc32(match_id.encode()) % DEADLINE_SHARDS}}}"
+
+
+def deadline_keys() -> list[str]:
+    return [f"{PREFIX}:{{deadlines-{i}}}" for i in range(DEADLINE_SHARDS)]
+
+
+CLAIM = """
+-- Take a due entry for one sweeper: move it to the end of a lease, but only
+-- if nobody else did since it was read (then another instance has it).
+-- KEYS: 1 the shard; ARGV: 1 match id, 2 the score read, 3 the lease's end
+-- Returns 1 when taken, else 0.
+local seen = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if seen and tonumber(seen) == tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  return 1
+end
+return 0
+"""
+
+SETTLE = """
+-- A sweeper is done with an entry it leased: the next time to look at the
+-- match (ARGV[3]), or remove it ('') — unless someone moved it meanwhile.
+-- KEYS: 1 the shard; ARGV: 1 match id, 2 the lease's end, 3 next score or ''
+local seen = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not seen or tonumber(seen) ~= tonumber(ARGV[2]) then
+  return 0
+end
+if ARGV[3] == '' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+end
+return 1
 """

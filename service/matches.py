@@ -20,7 +20,6 @@ import logging
 import re
 import secrets
 import time
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -28,7 +27,11 @@ from typing import Any, TypeVar
 import orjson
 import redis
 
+import bots
 from engine.core import (
+    BY_BOT,
+    BY_CLOCK,
+    BY_RESIGNED,
     FINISHED,
     SEED_MAX,
     SPECTATOR_VIEWER,
@@ -37,21 +40,29 @@ from engine.core import (
     IllegalMove,
     InvalidOptions,
     MatchFinished,
+    Move,
     NotYourTurn,
     Viewer,
+    resigned_seats,
+    seat_viewer,
 )
-from service import auth, metrics
+from service import auth, clock, metrics, seats
 from service.errors import ApiError, clip, clip_echoes
 from service.history import History, replay, stamp
 from service.notify import Notifier
-from service.schemas import MAX_NAME
-from service.store import Archive, DamagedMatch, Meta, Snapshot, Store, WriteUnsettled, fingerprint
+from service.store import ApplyResult, Archive, DamagedMatch, Meta, Snapshot, Store, WriteUnsettled, fingerprint
 
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: CAS attempts for a move without an explicit version before answering 409.
 MAX_ATTEMPTS = 8
+#: Moves the server plays in one request at most (bot seats, resigned seats;
+#: a match of bots only would otherwise play to its end inside one request),
+#: and the time it spends on them once it has played one (seconds).  The rest
+#: is played by the sweeper (:mod:`service.sweeper`) at once, batch by batch.
+AUTO_MOVES = 64
+AUTO_SECONDS = 0.5
 
 _GAME_ERRORS: dict[type[GameError], str] = {
     MatchFinished: "match_finished", NotYourTurn: "not_your_turn", IllegalMove: "illegal_move"}
@@ -123,29 +134,37 @@ class Lodge:
         return self.store.meta(match_id)
 
     # --- create ------------------------------------------------------------
-    def create(self, game_id: str, players: Any, seed: Any, options: Any) -> dict[str, Any]:
-        """Set up a match; the 201 body (tokens included)."""
+    def create(self, game_id: str, players: Any, seed: Any, options: Any, *,
+               public: Any = None, clock: Any = None) -> dict[str, Any]:
+        """Set up a match; the 201 body (tokens, and the invite when a seat is open)."""
         game = self.game(game_id)
-        names = _names(game, players)
+        seating = seats.seating(game, players)
+        clock_ms, listed = seats.clock_ms(clock), seats.public(public)
         if seed is None:
             seed = secrets.randbelow(SEED_MAX + 1)
         try:
-            state, events, resolved = game.create(names, seed, options)
+            state, events, resolved = game.create(seating.names, seed, options)
         except InvalidOptions as exc:
             raise ApiError("invalid_options", clip_echoes(exc.detail, options)) from None
+        invite = seats.new_invite() if seating.has_open else None
         while True:
             match_id = auth.new_match_id()
-            tokens = [auth.new_token(match_id) for _ in names]
+            tokens = [auth.new_token(match_id) if kind == seats.TOKEN else None for kind in seating.kinds]
             admin = auth.new_token(match_id)
-            meta = Meta(match_id, game.id, names, seed, resolved, auth.token_hash(admin),
-                        [auth.token_hash(t) for t in tokens], time.time())
+            meta = Meta(match_id, game.id, seating.names, seed, resolved, auth.token_hash(admin),
+                        ["" if t is None else auth.token_hash(t) for t in tokens], time.time(),
+                        seating.kinds, seating.bots, clock_ms, listed,
+                        None if invite is None else seats.invite_hash(invite))
             if self.store.create(meta, state, stamp(events, 0)):
                 break
         metrics.MATCHES.labels(game.id).inc()
-        return {"match_id": match_id, "game": game.id, "version": 0, "seed": seed,
-                "seats": [{"seat": i, "name": n, "token": t} for i, (n, t) in enumerate(zip(names, tokens))],
-                "admin_token": admin,
-                "state": view_of(game, meta, Snapshot(0, state), SPECTATOR_VIEWER)}
+        start = self._start(match_id, game, meta, Snapshot(0, state))
+        body: dict[str, Any] = {"match_id": match_id, "game": game.id, "version": start.version, "seed": seed,
+                                "seats": seats.created_seats(seating, tokens), "admin_token": admin}
+        if invite is not None:
+            body["invite"] = invite
+        body["state"] = view_of(game, meta, start, SPECTATOR_VIEWER)
+        return body
 
     # --- view --------------------------------------------------------------
     @_store_faults
@@ -213,16 +232,12 @@ class Lodge:
                 raise outcome
             new_state, events = outcome
             new_version = snap.version + 1
-            stamped = stamp(events, new_version)
-            body = _move_body(game, meta, viewer, Snapshot(new_version, new_state), stamped)
-            result = self.store.apply(
-                match_id, snap.version, new_state, {"version": new_version, "seat": seat, "move": move},
-                stamped, idem, request)
+            own = ({"version": new_version, "seat": seat, "move": move}, stamp(events, new_version))
+            moves = server_moves(game, meta, Snapshot(new_version, new_state), [own])
+            body = _move_body(game, meta, viewer, moves.snap, [e for _, step in moves.steps for e in step])
+            result = self._write(match_id, game, meta, snap.version, moves, idem, request)
             if result.version is not None:
-                metrics.MOVES.labels(game.id).inc()
-                if game.status(new_state) == FINISHED:
-                    self._compact(match_id, new_version, new_state)
-                return 200, body, new_version
+                return 200, body, moves.snap.version
             if result.replay is not None:
                 return self._replayed(match_id, game, meta, viewer, result.replay)
             if result.reused:
@@ -238,12 +253,87 @@ class Lodge:
         metrics.CONFLICTS.labels("refused").inc()
         raise _conflict(snap.version, None)
 
+    def _write(self, match_id: str, game: Game, meta: Meta, expected: int, moves: ServerMoves,
+               idem: str | None = None, request: str = "") -> ApplyResult:
+        """Store a request's moves (its own, then the server's) with one
+        compare-and-set, after telling the schedule when to look at the match
+        next (:mod:`service.clock`); a finished match is compacted."""
+        final = moves.snap
+        look = clock.next_look(final.deadline, moves.owed, clock.now_ms())
+        if look is not None:
+            self.schedule.look_at(match_id, look)
+        (entry, events), *later = moves.steps
+        result = self.store.apply(match_id, expected, final.state, entry, events, idem, request,
+                                  later=later, deadline=final.deadline)
+        if result.version is not None:
+            metrics.MOVES.labels(game.id).inc(len(moves.steps))
+            if game.status(final.state) == FINISHED:
+                self._compact(match_id, final.version, final.state)
+        return result
+
+    @functools.cached_property
+    def schedule(self) -> clock.Schedule:
+        """When to look at which match (the sweeper's sorted sets)."""
+        return clock.Schedule(self.store.client)
+
+    def _start(self, match_id: str, game: Game, meta: Meta, snap: Snapshot) -> Snapshot:
+        """A new match's first deadlines and the moves its bot seats make
+        before anyone else (nobody knows the match yet: no race but the
+        sweeper's, settled by the compare-and-set)."""
+        if meta.clock_ms is None and owed_seat(game, meta, snap.state) is None:
+            return snap
+        moves = server_moves(game, meta, snap, [])
+        if moves.steps:
+            if self._write(match_id, game, meta, snap.version, moves).version is not None:
+                return moves.snap
+            return self._snapshot(match_id)
+        look = clock.next_look(moves.snap.deadline, moves.owed, clock.now_ms())
+        if look is not None:
+            self.schedule.look_at(match_id, look)
+        self.store.start_clock(match_id, moves.snap)
+        return moves.snap
+
+    def advance(self, match_id: str) -> int | None:
+        """The sweeper's part (:mod:`service.sweeper`): play what is due now,
+        a timed-out seat's fallback (``by: "clock"``) or the moves the server
+        still owes, by the same compare-and-set as any move.  Returns when to
+        look at the match again (epoch ms; None: never)."""
+        with self.store.budget():
+            for _attempt in range(MAX_ATTEMPTS):
+                loaded = self.store.load(match_id) if auth.MATCH_ID.fullmatch(match_id) else None
+                if loaded is None:
+                    return None
+                meta, snap = loaded
+                game = self.game(meta.game)
+                now = clock.now_ms()
+                if game.status(snap.state) == FINISHED:
+                    return None
+                timed = None if owed_seat(game, meta, snap.state) else clock.due_seat(
+                    game, snap.state, snap.deadline, now)
+                if timed is None and owed_seat(game, meta, snap.state) is None:
+                    return clock.next_look(snap.deadline, False, now)
+                moves = server_moves(game, meta, snap, [], timed)
+                result = self._write(match_id, game, meta, snap.version, moves)
+                if result.version is not None:
+                    return clock.next_look(moves.snap.deadline, moves.owed, clock.now_ms())
+                if result.conflict is None:
+                    return None
+            return clock.now_ms()
+
     def _replayed(self, match_id: str, game: Game, meta: Meta, viewer: Viewer,
                   version: int) -> tuple[int, bytes, int]:
-        """The first response to an idempotent request that produced
-        ``version``, rebuilt by replaying the move log up to it."""
-        state, timeline = replay(game, meta, self.store.moves(match_id, version))
-        return 200, _move_body(game, meta, viewer, Snapshot(version, state), timeline[-1]), version
+        """The first response to an idempotent request whose moves ended at
+        ``version``, rebuilt by replaying the move log up to it: from the
+        request's own move (the last without ``by``) to ``version``."""
+        log_entries = self.store.moves(match_id, version)
+        state, timeline = replay(game, meta, log_entries)
+        first = version
+        while first > 1 and "by" in orjson.loads(log_entries[first - 1]):
+            first -= 1
+        current = self.store.cached(match_id)
+        deadline = current[1].deadline if current is not None and current[1].version == version else {}
+        events = [e for step in timeline[first:version + 1] for e in step]
+        return 200, _move_body(game, meta, viewer, Snapshot(version, state, deadline), events), version
 
     def _compact(self, match_id: str, version: int, state: dict[str, Any]) -> None:
         """Compact the match that just finished; a failure leaves it whole."""
@@ -311,8 +401,9 @@ class Lodge:
             if viewer.is_spectator:
                 raise ApiError("unauthenticated", "the record of an unfinished match needs the admin token")
             raise ApiError("forbidden", "the record of an unfinished match is for the admin only")
+        clock = {"clock": {"per_move_ms": meta.clock_ms}} if meta.clock_ms is not None else {}
         return {"game": meta.game, "players": meta.players, "seed": meta.seed, "options": meta.options,
-                "moves": [orjson.Fragment(m) for m in moves], "result": game.result(snap.state)}
+                **clock, "moves": [orjson.Fragment(m) for m in moves], "result": game.result(snap.state)}
 
     @_store_faults
     def delete(self, match_id: str, authorization: str | None) -> None:
@@ -326,11 +417,75 @@ class Lodge:
 # --------------------------------------------------------------------------
 # Helpers.
 # --------------------------------------------------------------------------
+Step = tuple[dict[str, Any], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class ServerMoves:
+    """A request's moves, each a (move log entry, stamped events) step, and
+    the snapshot after the last (deadlines set); ``owed`` when the server
+    stopped with moves still to play (:data:`AUTO_MOVES`)."""
+
+    snap: Snapshot
+    steps: list[Step]
+    owed: bool = False
+
+
+def owed_seat(game: Game, meta: Meta, state: dict[str, Any]) -> tuple[int, str] | None:
+    """A seat to act whose move the server makes at once, and why: a
+    resigned seat (its fallback) or a bot seat; None when there is none."""
+    if game.status(state) == FINISHED:
+        return None
+    gone = resigned_seats(state)
+    for seat in game.to_act(state):
+        if seat in gone:
+            return seat, BY_RESIGNED
+        if meta.kinds[seat] == seats.BOT:
+            return seat, BY_BOT
+    return None
+
+
+def server_moves(game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
+                 timed: int | None = None) -> ServerMoves:
+    """The moves the server plays after ``snap`` (reached by ``steps``, the
+    request's own move): seat ``timed``'s fallback first when its clock ran
+    out (``by: "clock"``), then, while a bot seat or a resigned seat is to
+    act, its move (``by: "bot"`` / ``"resigned"``), like the engine's
+    automatic moves; at most :data:`AUTO_MOVES` and :data:`AUTO_SECONDS`."""
+    steps, state, version = list(steps), snap.state, snap.version
+    now, started, played = clock.now_ms(), time.monotonic(), 0
+    owed = (timed, BY_CLOCK) if timed is not None else owed_seat(game, meta, state)
+    while owed is not None:
+        if played >= AUTO_MOVES or (played and time.monotonic() - started > AUTO_SECONDS):
+            return ServerMoves(Snapshot(version, state, clock.deadlines(game, meta.clock_ms, state, now)),
+                               steps, owed=True)
+        seat, by = owed
+        move = _server_decision(game, meta, Snapshot(version, state, clock.deadlines(
+            game, meta.clock_ms, state, now)), seat, by)
+        state, events = game.play(state, seat, move, by)
+        version, played = version + 1, played + 1
+        steps.append(({"version": version, "seat": seat, "move": move, "by": by}, stamp(events, version)))
+        owed = owed_seat(game, meta, state)
+    return ServerMoves(Snapshot(version, state, clock.deadlines(game, meta.clock_ms, state, now)), steps)
+
+
+def _server_decision(game: Game, meta: Meta, snap: Snapshot, seat: int, by: str) -> Move:
+    """A bot seat's choice, made from exactly that seat's view (what its GET
+    returns) and legal moves; else the game's fallback (:meth:`Game.fallback`)."""
+    if by == BY_BOT:
+        view = view_of(game, meta, snap, seat_viewer(seat))
+        choice = bots.decide(str(meta.bots[seat]), game.id, seat, meta.seed, snap.version, view,
+                             game.legal_moves(snap.state, seat))
+    else:
+        choice = game.fallback(snap.state, seat)
+    return {k: v for k, v in choice.items() if k != "label"}
+
+
 def view_of(game: Game, meta: Meta, snap: Snapshot, viewer: Viewer) -> dict[str, Any]:
     """The engine's view for ``viewer`` plus the service's fields."""
     view = game.view(snap.state, viewer)
     return {"match_id": meta.match_id, "game": meta.game, "version": snap.version,
-            "status": view["status"], "viewer": viewer.to_json(), **view}
+            "status": view["status"], "viewer": viewer.to_json(), **view, "deadline": dict(snap.deadline)}
 
 
 def _move_body(game: Game, meta: Meta, viewer: Viewer, snap: Snapshot,
@@ -396,26 +551,3 @@ def _conflict(current: int, given: int | None) -> ApiError:
 def _not_found(match_id: str) -> ApiError:
     return ApiError("match_not_found",
                     f"there is no match {match_id[:64]!r} (it may have expired or been deleted)")
-
-
-def _names(game: Game, players: Any) -> list[str]:
-    """Display names from a list of names or a player count (422 if bad)."""
-    limits = f"{game.id} takes {game.min_players}…{game.max_players} players"
-    if isinstance(players, int) and not isinstance(players, bool):
-        if not game.min_players <= players <= game.max_players:
-            raise ApiError("invalid_options", f"{limits}, got {players}")
-        return [f"Player {i + 1}" for i in range(players)]
-    if not isinstance(players, list) or not all(isinstance(n, str) for n in players):
-        raise ApiError("invalid_options", "players must be a list of display names or a player count")
-    if not game.min_players <= len(players) <= game.max_players:
-        raise ApiError("invalid_options", f"{limits}, got {len(players)}")
-    for name in players:
-        if not name.strip() or len(name) > MAX_NAME:
-            raise ApiError("invalid_options", f"a player name must be 1…{MAX_NAME} characters, not blank")
-        if any(unicodedata.category(ch) == "Cc" for ch in name):
-            raise ApiError("invalid_options", f"player name {clip(name)!r} contains a control character "
-                           "(such as NUL, tab or newline); names are printable text")
-    if len(set(players)) < len(players):
-        twice = next(n for i, n in enumerate(players) if n in players[:i])
-        raise ApiError("invalid_options", f"player names must differ; {clip(twice)!r} is given twice")
-    return list(players)

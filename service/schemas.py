@@ -27,23 +27,50 @@ IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 # --------------------------------------------------------------------------
 # Requests.
 # --------------------------------------------------------------------------
+#: The bots a seat may name (the tournament harness's built-in bots).
+BOT_NAMES = ("random", "heuristic")
+#: Limits of ``clock.per_move_ms``: one second to one day.
+CLOCK_MIN_MS, CLOCK_MAX_MS = 1_000, 86_400_000
+#: A player object of the create request (api.md "Create", 1.1).
+PLAYER_OBJECT: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["name"],
+    "properties": {"name": {"type": "string", "minLength": 1, "maxLength": MAX_NAME},
+                   "open": {"type": "boolean", "description": "no token now: claimed later with the invite"},
+                   "bot": {"type": "string", "enum": list(BOT_NAMES),
+                           "description": "the server plays this seat (not together with `open`)"}}}
+
+
 class CreateMatchSchema(ma.Schema):
-    """Create a match.  ``players``, ``seed`` and ``options`` are judged by
-    the game (bad values: 422 ``invalid_options``), so they load as given."""
+    """Create a match.  ``players``, ``seed``, ``options``, ``public`` and
+    ``clock`` are judged by the game and :mod:`service.seats` (bad values:
+    422 ``invalid_options``), so they load as given."""
 
     game = fields.String(required=True, metadata={"description": "game id", "example": "biberbande"})
     players = fields.Raw(required=True, metadata={
-        "description": f"2…max display names (1…{MAX_NAME} characters each), or a player count",
+        "description": f"2…max players: display names (1…{MAX_NAME} characters each) or player objects "
+                       "(`{\"name\"}`, `{\"name\", \"open\": true}`: claimed later with the invite, "
+                       "`{\"name\", \"bot\": \"random\" | \"heuristic\"}`: played by the server), "
+                       "mixed freely; or a player count",
         "oneOf": [{"type": "array", "minItems": 2,
-                   "items": {"type": "string", "minLength": 1, "maxLength": MAX_NAME}},
+                   "items": {"oneOf": [{"type": "string", "minLength": 1, "maxLength": MAX_NAME},
+                                       PLAYER_OBJECT]}},
                   {"type": "integer", "minimum": 2}],
-        "example": ["ana", "bo", "cy"]})
+        "example": ["ana", {"name": "bo", "open": True}, {"name": "Bobo", "bot": "heuristic"}]})
     seed = fields.Raw(allow_none=True, metadata={
         "type": "integer", "minimum": 0, "maximum": SEED_MAX, "example": 42,
         "description": "makes the match reproducible; absent: the server picks one and records it"})
     options = fields.Raw(allow_none=True, metadata={
         "type": "object", "additionalProperties": True, "example": {"rounds": 3},
         "description": "game-specific options (see the catalogue); unknown ones: 422"})
+    public = fields.Raw(allow_none=True, metadata={
+        "type": "boolean", "nullable": True,
+        "description": "list the match in the lobby while a seat is open, and let anyone claim its open seats "
+                       "(default false)"})
+    clock = fields.Raw(allow_none=True, metadata={
+        "type": "object", "nullable": True, "additionalProperties": False, "required": ["per_move_ms"],
+        "properties": {"per_move_ms": {"type": "integer", "minimum": CLOCK_MIN_MS, "maximum": CLOCK_MAX_MS}},
+        "example": {"per_move_ms": 30000},
+        "description": "a deadline on every decision (milliseconds per move); part of the record"})
 
 
 class MoveRequestSchema(ma.Schema):
@@ -167,9 +194,13 @@ class ViewSchema(ma.Schema):
 
 
 class SeatTokenSchema(ma.Schema):
+    """A seat of the new match: its token, or `open` / `bot` (no token)."""
+
     seat = fields.Integer(required=True)
     name = fields.String(required=True)
-    token = fields.String(required=True, metadata={"description": "bearer token of this seat"})
+    token = fields.String(metadata={"description": "bearer token of this seat (token seats only)"})
+    open = fields.Boolean(metadata={"enum": [True], "description": "an open seat: claim it with the invite"})
+    bot = fields.String(metadata={"enum": list(BOT_NAMES), "description": "a seat the server plays"})
 
 
 class CreatedMatchSchema(ma.Schema):
@@ -179,6 +210,8 @@ class CreatedMatchSchema(ma.Schema):
     seed = fields.Integer(required=True)
     seats = fields.List(fields.Nested(SeatTokenSchema), required=True)
     admin_token = fields.String(required=True)
+    invite = fields.String(metadata={
+        "description": "when a seat is open: the secret that claims it (`POST …/seats/{k}`); given only here"})
     state = fields.Nested(ViewSchema, required=True, metadata={"description": "spectator view"})
 
 
@@ -220,6 +253,8 @@ class RecordSchema(ma.Schema):
     players = fields.List(fields.String(), required=True)
     seed = fields.Integer(required=True)
     options = fields.Dict(required=True, metadata=_OPEN)
+    clock = fields.Dict(metadata={**_OPEN, "description": "`{\"per_move_ms\"}` of a match with a clock "
+                                                          "(absent without one)"})
     moves = fields.List(fields.Nested(LoggedMoveSchema), required=True)
     result = fields.Nested(ResultSchema, required=True, allow_none=True)
 

@@ -41,7 +41,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import orjson
@@ -62,7 +62,21 @@ ARCHIVE_CACHE = 256
 
 @dataclass(frozen=True)
 class Meta:
-    """What never changes about a match."""
+    """What a match is: game, players, seed, options, token hashes and its
+    seat table.
+
+    Only the seat table changes, and only one way: an ``open`` seat becomes
+    ``claimed`` (its token hash set).  The stored meta JSON keeps the table
+    as created; each claim is a field ``c<seat>`` of the match's snapshot
+    hash (``keys.CLAIM``), laid over it by :meth:`with_claims`.  A meta
+    cached by a worker may so still show a seat as open that another
+    instance has meanwhile given away (see :meth:`Store.meta` with
+    ``fresh``).  ``kinds`` per seat: ``token``, ``open``, ``claimed`` or
+    ``bot`` (:mod:`service.seats`); ``bots``: the bot's name per seat (None
+    for the others); ``seat_hashes`` is ``""`` for a seat without a token.
+    Metas stored before seats had kinds load as all ``token``, no bots, no
+    clock, not public, no invite.
+    """
 
     match_id: str
     game: str
@@ -72,26 +86,55 @@ class Meta:
     admin_hash: str
     seat_hashes: list[str]
     created: float
+    kinds: list[str] = field(default_factory=list)
+    bots: list[str | None] = field(default_factory=list)
+    clock_ms: int | None = None
+    public: bool = False
+    invite_hash: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.kinds:
+            object.__setattr__(self, "kinds", ["token"] * len(self.players))
+        if not self.bots:
+            object.__setattr__(self, "bots", [None] * len(self.players))
+
+    @property
+    def open_seats(self) -> list[int]:
+        """The seats nobody holds yet (as far as this meta knows)."""
+        return [i for i, kind in enumerate(self.kinds) if kind == "open"]
+
+    def with_claims(self, claims: dict[int, str]) -> Meta:
+        """This meta with the open seats of ``claims`` (seat -> token hash) claimed."""
+        taken = {seat: h for seat, h in claims.items() if 0 <= seat < len(self.kinds) and self.kinds[seat] == "open"}
+        if not taken:
+            return self
+        return replace(self, kinds=["claimed" if i in taken else k for i, k in enumerate(self.kinds)],
+                       seat_hashes=[taken.get(i, h) for i, h in enumerate(self.seat_hashes)])
 
     def to_json(self) -> bytes:
         return orjson.dumps({
             "game": self.game, "players": self.players, "seed": self.seed,
             "options": self.options, "admin": self.admin_hash,
-            "seats": self.seat_hashes, "created": self.created})
+            "seats": self.seat_hashes, "created": self.created,
+            "kinds": self.kinds, "bots": self.bots, "clock_ms": self.clock_ms,
+            "public": self.public, "invite": self.invite_hash})
 
     @classmethod
     def from_json(cls, match_id: str, raw: bytes | str) -> Meta:
         d = orjson.loads(raw)
         return cls(match_id, d["game"], d["players"], d["seed"], d["options"],
-                   d["admin"], d["seats"], d["created"])
+                   d["admin"], d["seats"], d["created"], d.get("kinds") or [], d.get("bots") or [],
+                   d.get("clock_ms"), bool(d.get("public", False)), d.get("invite"))
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A state and its version.  The state dict is shared: never mutate it."""
+    """A state and its version, and the deadlines (``{"<seat>": epoch ms}``)
+    of the seats to act when the match has a clock.  Shared: never mutate."""
 
     version: int
     state: dict[str, Any]
+    deadline: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -245,11 +288,17 @@ class Store:
 
     def apply(self, match_id: str, expected: int, state: dict[str, Any], entry: dict[str, Any],
               events: list[dict[str, Any]], idem_key: str | None = None,
-              fingerprint: str = "") -> ApplyResult:
-        """Store ``state`` as version ``expected + 1`` if ``expected`` is current.
+              fingerprint: str = "", *, later: Sequence[tuple[dict[str, Any], list[dict[str, Any]]]] = (),
+              deadline: dict[str, int] | None = None) -> ApplyResult:
+        """Store ``state`` as version ``expected + 1 + len(later)`` if
+        ``expected`` is current.
 
         ``entry`` goes to the move log, ``events`` (already version-stamped)
-        to the event log.  With ``idem_key``, the new version and
+        to the event log; ``later`` are the moves (entry, events) the server
+        played after it in the same request, one version each, all written by
+        the same compare-and-set (``state`` is the state after the last one).
+        ``deadline`` is stored with the snapshot (none: no clock or nobody
+        acts).  With ``idem_key``, the new version and
         ``fingerprint`` (see :func:`fingerprint`) are stored under it for
         ``IDEMPOTENCY_TTL`` (at most ``MATCH_TTL``: no record outlives its
         match); when the key already holds a record, nothing is written and
@@ -264,8 +313,10 @@ class Store:
         if idem_key is not None:
             keys.append(k.idem(idem_key))
         args: list[bytes | str | int | float] = [
-            expected, orjson.dumps(state), orjson.dumps(entry), self.ttl, fingerprint,
-            secrets.token_hex(8), min(self.idem_ttl, self.ttl), *(orjson.dumps(e) for e in events)]
+            expected, orjson.dumps(state), self.ttl, fingerprint, secrets.token_hex(8),
+            min(self.idem_ttl, self.ttl), orjson.dumps(deadline) if deadline else ""]
+        for step_entry, step_events in ((entry, events), *later):
+            args += [orjson.dumps(step_entry), len(step_events), *(orjson.dumps(e) for e in step_events)]
         _check_deadline()
         try:
             reply = self._write(self._apply, keys, args)
@@ -274,10 +325,10 @@ class Store:
         outcome = reply[0]
         if outcome == b"ok":
             version = int(reply[1])
-            self._remember(match_id, Snapshot(version, state))
+            self._remember(match_id, Snapshot(version, state, dict(deadline or {})))
             return ApplyResult(version=version)
         if outcome == b"conflict":
-            snap = self._decode_snapshot(match_id, int(reply[1]), reply[2], reply[3])
+            snap = self._decode_snapshot(match_id, int(reply[1]), reply[2], reply[3], reply[4])
             self._remember(match_id, snap)
             return ApplyResult(conflict=snap)
         if outcome == b"idem":
@@ -290,6 +341,13 @@ class Store:
             raise DamagedMatch(match_id, reply[1].decode())
         self.forget(match_id)
         return ApplyResult(missing=True)
+
+    def start_clock(self, match_id: str, snap: Snapshot) -> None:
+        """Store the first deadlines of a match just created (version 0, which
+        nobody else can have changed: its id is not handed out yet)."""
+        if snap.deadline:
+            self.client.hset(Keys(match_id).snap, "d", orjson.dumps(snap.deadline))
+        self._remember(match_id, snap)
 
     def compact(self, match_id: str, version: int, state: dict[str, Any]) -> bool:
         """Replace the finished match's move log, events and index by one
@@ -354,7 +412,7 @@ class Store:
             pipe.get(k.meta)
         else:
             pipe.exists(k.meta)
-        pipe.hmget(k.snap, "v", "s", "z")
+        pipe.hmget(k.snap, "v", "s", "z", "d")
         raw_meta, fields = pipe.execute()
         if not raw_meta:
             self.forget(match_id)
@@ -450,7 +508,9 @@ class Store:
         return archive
 
     def _read_snapshot(self, match_id: str, fields: Sequence[bytes | str | None]) -> Snapshot | None:
-        raw_version, state, archive = fields
+        """A snapshot from its hash fields ``v``, ``s``, ``z`` (and ``d``
+        when read: the record needs no deadlines)."""
+        raw_version, state, archive = fields[:3]
         if raw_version is None or (state is None and archive is None):
             self.forget(match_id)
             return None
@@ -458,17 +518,17 @@ class Store:
         cached = self._snaps.get(match_id)
         if cached is not None and cached.version == version:
             return cached
-        snap = self._decode_snapshot(match_id, version, state, archive)
+        snap = self._decode_snapshot(match_id, version, state, archive, fields[3] if len(fields) > 3 else None)
         self._remember(match_id, snap)
         return snap
 
     def _decode_snapshot(self, match_id: str, version: int, state: bytes | str | None,
-                         archive: bytes | str | None) -> Snapshot:
+                         archive: bytes | str | None, deadline: bytes | str | None = None) -> Snapshot:
         if state is None:
             if not isinstance(archive, bytes):
                 raise DamagedMatch(match_id, "snap")
             return Snapshot(version, self._archive(match_id, archive).state)
-        return Snapshot(version, orjson.loads(state))
+        return Snapshot(version, orjson.loads(state), orjson.loads(deadline) if deadline else {})
 
     def _remember(self, match_id: str, snap: Snapshot) -> None:
         """Cache ``snap`` unless a newer one is cached already."""

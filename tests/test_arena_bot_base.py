@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.bots import HEURISTIC_MODULES, bot_class
+from bots import HEURISTIC_MODULES, bot_class
 
 
 @pytest.mark.parametrize("game", sorted(HEURISTIC_MODULES))

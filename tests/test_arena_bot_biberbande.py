@@ -1,4 +1,4 @@
-"""The Biberbande heuristic bot (``arena/bots/biberbande.py``).
+"""The Biberbande heuristic bot (``bots/biberbande.py``).
 
 Crafted seat views test the key decisions (rule ids from ``docs/games/biberbande.md``);
 seeded engine playouts check that the bot always returns a listed move and that
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.bots import biberbande
-from arena.bots.biberbande import HeuristicBot
+from bots import biberbande
+from bots.biberbande import HeuristicBot
 from engine import REGISTRY
 from engine.core import seat_viewer
 

@@ -1,12 +1,12 @@
-"""The BiberClan heuristic bot (``arena/bots/biberclan.py``): crafted views of
+"""The BiberClan heuristic bot (``bots/biberclan.py``): crafted views of
 key decisions (rule ids from ``docs/games/biberclan.md``) and seeded engine
 playouts in which every answer must be a listed move."""
 from __future__ import annotations
 
 import pytest
 
-from arena.bots.biberclan import HeuristicBot
-from arena.bots.random_bot import RandomBot
+from bots.biberclan import HeuristicBot
+from bots.random_bot import RandomBot
 from engine import REGISTRY
 from engine.core import seat_viewer
 

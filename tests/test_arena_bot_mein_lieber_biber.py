@@ -1,4 +1,4 @@
-"""The Mein Lieber Biber heuristic bot (``arena/bots/mein_lieber_biber.py``).
+"""The Mein Lieber Biber heuristic bot (``bots/mein_lieber_biber.py``).
 
 Crafted views check the key decisions against the rules (``MLB-x.y`` of
 ``docs/games/mein-lieber-biber.md``); seeded engine playouts check that the bot
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from arena.bots.mein_lieber_biber import XY, HeuristicBot
-from arena.bots.random_bot import RandomBot
+from bots.mein_lieber_biber import XY, HeuristicBot
+from bots.random_bot import RandomBot
 from engine import REGISTRY
 from engine.core import seat_viewer
 from engine.mein_lieber_biber import COLOURS, RAFT, RING_COLOURS, load, tips

@@ -1,4 +1,4 @@
-"""The 13 Beavers heuristic bot (``arena/bots/thirteen_beavers.py``).
+"""The 13 Beavers heuristic bot (``bots/thirteen_beavers.py``).
 
 Crafted views test its key decisions against the rules
 (``docs/games/thirteen-beavers.md``, rule ids ``TB-x.y``); seeded engine
@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
-from arena.bots.random_bot import RandomBot
-from arena.bots.thirteen_beavers import HeuristicBot
+from bots.random_bot import RandomBot
+from bots.thirteen_beavers import HeuristicBot
 from engine import REGISTRY
 from engine.core import seat_viewer
 

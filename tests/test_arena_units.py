@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-import arena.bots
+import bots as builtin_bots
 from arena import results
-from arena.bots import RandomBot, bot_class, make_bot
 from arena.entrants import Entrant
 from arena.referee import MatchOutcome, SeatOutcome, places
 from arena.show import event_line, value, view_lines
 from arena.tournament import TournamentConfig, TournamentRun, check, derive_seed, schedule
+from bots import RandomBot, bot_class, make_bot
 
 
 def bots(*specs: str) -> list[Entrant]:
@@ -135,7 +135,7 @@ def test_text_view_shows_hidden_cards_as_question_marks():
 def test_bots_decide_from_the_contract_only():
     """Every built-in bot module imports neither the engines nor the service:
     it sees what a client over HTTP sees (the seat's view and legal moves)."""
-    folder = Path(arena.bots.__file__).parent
+    folder = Path(builtin_bots.__file__).parent
     for path in sorted(folder.glob("*.py")):
         tree = ast.parse(path.read_text())
         imported = {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}

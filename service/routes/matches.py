@@ -60,7 +60,8 @@ class Matches(MethodView):
         Returns a bearer token per seat and an `admin_token` (sees everything,
         may act for any seat, may delete).  Keep them: they are stored hashed.
         """
-        created = lodge().create(body["game"], body["players"], body.get("seed"), body.get("options"))
+        created = lodge().create(body["game"], body["players"], body.get("seed"), body.get("options"),
+                                 public=body.get("public"), clock=body.get("clock"))
         headers = {"Location": _match_url(created["match_id"]), **_etag(0)}
         return json_response(created, 201, headers)
 

@@ -2154,6 +2154,15 @@ export interface components {
         };
         CreateMatch: {
             /**
+             * @description a deadline on every decision (milliseconds per move); part of the record
+             * @example {
+             *       "per_move_ms": 30000
+             *     }
+             */
+            clock?: {
+                per_move_ms: number;
+            } | null;
+            /**
              * @description game id
              * @example biberbande
              */
@@ -2168,14 +2177,31 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             /**
-             * @description 2…max display names (1…64 characters each), or a player count
+             * @description 2…max players: display names (1…64 characters each) or player objects (`{"name"}`, `{"name", "open": true}`: claimed later with the invite, `{"name", "bot": "random" | "heuristic"}`: played by the server), mixed freely; or a player count
              * @example [
              *       "ana",
-             *       "bo",
-             *       "cy"
+             *       {
+             *         "name": "bo",
+             *         "open": true
+             *       },
+             *       {
+             *         "bot": "heuristic",
+             *         "name": "Bobo"
+             *       }
              *     ]
              */
-            players: string[] | number;
+            players: (string | {
+                /**
+                 * @description the server plays this seat (not together with `open`)
+                 * @enum {string}
+                 */
+                bot?: "random" | "heuristic";
+                name: string;
+                /** @description no token now: claimed later with the invite */
+                open?: boolean;
+            })[] | number;
+            /** @description list the match in the lobby while a seat is open, and let anyone claim its open seats (default false) */
+            public?: boolean | null;
             /**
              * @description makes the match reproducible; absent: the server picks one and records it
              * @example 42
@@ -2185,6 +2211,8 @@ export interface components {
         CreatedMatch: {
             admin_token: string;
             game: string;
+            /** @description when a seat is open: the secret that claims it (`POST …/seats/{k}`); given only here */
+            invite?: string;
             match_id: string;
             seats: components["schemas"]["SeatToken"][];
             seed: number;
@@ -2632,6 +2660,10 @@ export interface components {
             type: string;
         };
         Record: {
+            /** @description `{"per_move_ms"}` of a match with a clock (absent without one) */
+            clock?: {
+                [key: string]: unknown;
+            };
             game: string;
             moves: components["schemas"]["LoggedMove"][];
             options: {
@@ -2649,10 +2681,20 @@ export interface components {
             [key: string]: unknown;
         };
         SeatToken: {
+            /**
+             * @description a seat the server plays
+             * @enum {string}
+             */
+            bot?: "random" | "heuristic";
             name: string;
+            /**
+             * @description an open seat: claim it with the invite
+             * @enum {boolean}
+             */
+            open?: true;
             seat: number;
-            /** @description bearer token of this seat */
-            token: string;
+            /** @description bearer token of this seat (token seats only) */
+            token?: string;
         };
         Status: {
             /** @example ok */

@@ -65,7 +65,7 @@ for (const [index, game] of (catalogue?.games ?? []).entries()) {
         params: { path, header: { "If-None-Match": `"${view.version}"` } } });
       assert.equal(unchanged.response.status, 304);
       const seat = view.to_act[0];
-      const token = match.seats[seat].token;
+      const token = match.seats[seat].token!;  // token seats only (open and bot seats have none)
       const legal = await lodge.GET("/v1/matches/{match_id}/legal-moves", { params: { path }, headers: bearer(token) });
       assert.equal(legal.data!.version, view.version);
       const choices: Move[] = legal.data!.moves;
