@@ -17,11 +17,14 @@ pytestmark = [pytest.mark.live,
 
 
 def open_seats_supported(base: str) -> bool:
+    """Whether the server has open seats, invites and the seat list (contract 1.1, issue 15)."""
     status, body = browser.http_json("POST", f"{base}/v1/matches", {
         "game": "biberbande", "players": ["me", {"name": "friend", "open": True}]})
-    if status == 201:
-        browser.http_json("DELETE", f"{base}/v1/matches/{body['match_id']}", token=body["admin_token"])
-    return status == 201 and "invite" in body
+    if status != 201:
+        return False
+    listed, _ = browser.http_json("GET", f"{base}/v1/matches/{body['match_id']}/seats")
+    browser.http_json("DELETE", f"{base}/v1/matches/{body['match_id']}", token=body["admin_token"])
+    return "invite" in body and listed == 200
 
 
 def test_invite_link_claimed_from_a_second_browser(live_server: str):
