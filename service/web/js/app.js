@@ -25,9 +25,11 @@ function route() {
     fill(main, h("p", {}, `Claiming seat ${seat} of match ${id}…`));
     join(id, Number(seat), invite && invite !== "public" ? decodeURIComponent(invite) : null);
   } else lobbyPage(main);
+  window.lodgePlay.current = current;
   main.focus({ preventScroll: true });
 }
 
 window.addEventListener("hashchange", route);
-window.lodgePlay = { loadedAt: Date.now() };
+// For people debugging in the console (and the browser tests): the page object, reconnects.
+window.lodgePlay = { loadedAt: Date.now(), reconnects: 0, current: null };
 route();

@@ -108,6 +108,7 @@ export function matchPage(main, id, { spectate = false } = {}) {
     es.addEventListener("error", () => {
       if (page.closed) return;
       setConn("reconnecting");
+      window.lodgePlay.reconnects += 1;
       notify("Lost the connection to the server; reconnecting (the stream resumes where it stopped)…", "warn", { sticky: true });
       if (es.readyState === EventSource.CLOSED) {  // an HTTP error: the browser gives up, we do not
         page.es = null;
@@ -121,6 +122,7 @@ export function matchPage(main, id, { spectate = false } = {}) {
     if (el) { el.textContent = text; el.dataset.state = text; }
   }
 
+  page.play = play;
   page.stop = () => { page.closed = true; if (page.es) page.es.close(); };
   refresh().then(() => {
     if (page.view && page.view.status === "active") connect(page.view.version);
