@@ -27,7 +27,7 @@ WAIT = 30
 #: short matches: one round, few turns
 SHORT: dict[str, dict[str, Any]] = {
     "biberbande": {"rounds": 2, "turn_limit": 10}, "biberclan": {"rounds": 1, "max_turns": 24},
-    "mein-lieber-biber": {"rounds": 1}, "thirteen-beavers": {"board": "short", "max_turns": 60}}
+    "mein-lieber-biber": {"rounds": 1}, "thirteen-beavers": {"max_turns": 200}}
 GAMES = list(SHORT)
 MID = 5  # the mid-match screenshot is taken after this many of the page's moves
 
@@ -86,6 +86,17 @@ def moved_past(version: int) -> Any:
     return lambda d: (state := page_state(d))["version"] > version or state["result"]
 
 
+def wait_page(d: Any, predicate: Any, failure: str) -> Any:
+    """``wait_for``, failing with what the page's notice says (the server's problem, if any)."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.common.by import By
+
+    try:
+        return wait_for(d, predicate)
+    except TimeoutException:
+        pytest.fail(f"{failure}; the page says: {d.find_element(By.ID, 'notice').text!r}", pytrace=False)
+
+
 def wait_for(d: Any, predicate: Any, timeout: float = WAIT) -> Any:
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -108,13 +119,13 @@ def play_to_the_end(d: Any, base: str, match_id: str, game: str, other: str | No
             if not click_a_move(d, rng):
                 continue
             clicks += 1
-            wait_for(d, moved_past(state["version"]))
+            wait_page(d, moved_past(state["version"]), f"the page's move was not applied: {state}")
             if clicks <= MID and page_state(d)["status"] == "active":  # kept: the board at the MID-th move
                 browser.ARTIFACTS.mkdir(exist_ok=True)
                 assert d.save_screenshot(str(browser.ARTIFACTS / f"play-{game}-mid.png"))
             continue
         if other is None:  # server bots: their moves come with the page's own
-            wait_for(d, changed_from(state))
+            wait_page(d, changed_from(state), f"the page waits for the bots: {state}")
             continue
         _, view = browser.http_json("GET", f"{base}/v1/matches/{match_id}", token=other)
         if view["status"] == "active" and 1 in view["to_act"]:

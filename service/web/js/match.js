@@ -75,11 +75,12 @@ export function matchPage(main, id, { spectate = false } = {}) {
     try {
       const { data } = await api.move(id, token, clean, page.view.version);
       addEvents(data.events);
+      if (document.getElementById("notice").dataset.kind === "error") notify("");
       page.busy = false;
       await show(data.state, data.legal_moves);
     } catch (err) {
       page.busy = false;
-      notify(explain(err), err.status === 409 ? "warn" : "error");
+      notify(explain(err), err.status === 409 ? "warn" : "error", { sticky: err.status !== 409 });
       await refresh();
     }
   }

@@ -37,15 +37,15 @@ export function render(view) {
 }
 
 export function describe(move, view) {
-  const t = (k) => seatName(view, k);
+  const t = (k) => (k === view.viewer.seat ? "my" : `${seatName(view, k)}'s`);
   switch (move.type) {
-    case "place": return `Place ${move.face} in ${t(move.target)}'s ${move.slot}`;
-    case "replace": return `Replace ${t(move.target)}'s ${move.slot}, ${move.face}`;
+    case "place": return `Place ${move.face} in ${t(move.target)} ${move.slot}`;
+    case "replace": return `Replace ${t(move.target)} ${move.slot}, ${move.face}`;
     case "stash": return `Stash in my ${move.slot}, ${move.face}`;
-    case "clear": return `Clear ${t(move.target)}'s ${move.slot}`;
-    case "flip": return `Flip ${t(move.target)}'s ${move.slot}`;
-    case "swap": return `Swap ${t(move.target_a)}'s ${move.slot_a} with ${t(move.target_b)}'s ${move.slot_b}`;
-    case "peek": return `Peek at ${t(move.target)}'s ${move.slot}`;
+    case "clear": return `Clear ${t(move.target)} ${move.slot}`;
+    case "flip": return `Flip ${t(move.target)} ${move.slot}`;
+    case "swap": return `Swap ${t(move.target_a)} ${move.slot_a} with ${t(move.target_b)} ${move.slot_b}`;
+    case "peek": return `Peek at ${t(move.target)} ${move.slot}`;
     default: return null;
   }
 }
