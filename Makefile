@@ -12,7 +12,7 @@ CLIENT := clients/typescript
 NODE_STAMP := $(CLIENT)/node_modules/.package-lock.json
 
 .DEFAULT_GOAL := help
-.PHONY: help install run lint test openapi ts-client ts-client-generate npm-ci bench bench-arena bench-memory bench-stream bench-cluster redis-server browser clean
+.PHONY: help install run lint test openapi ts-client ts-client-generate npm-ci bench bench-arena bench-memory bench-stream bench-cluster bench-bots redis-server browser clean
 
 ## List the targets with what they do.
 help:
@@ -115,6 +115,10 @@ bench-memory: $(STAMP) redis-server
 ## Apply-move throughput on one Redis vs a 3-master cluster, 1 and 2 instances, cache hit rate by routing.
 bench-cluster: $(STAMP) redis-server
 	$(BIN)/python -m bench.cluster
+
+## Server bots' decision time per game (p50/p99/max CPU ms of the heuristic bots, engine only).
+bench-bots: $(STAMP)
+	$(BIN)/python -m bench.bots_bench
 
 ## Remove the venv, caches, the TS client's node_modules and dist, test artefacts.
 clean:

@@ -129,7 +129,7 @@ def when_ready(server) -> None:
 def post_worker_init(worker) -> None:
     """Bound request reads; end this worker's streams as soon as it is told
     to stop (SIGTERM sets ``worker.alive`` false; under gevent this thread is
-    a greenlet)."""
+    a greenlet); run the worker's clock sweeper until then."""
     if read_timeout > 0:
         _bound_reads(read_timeout)
 
@@ -141,6 +141,9 @@ def post_worker_init(worker) -> None:
         notify.close_all()
 
     threading.Thread(target=close_streams_on_exit, name="lodge-shutdown", daemon=True).start()
+    from service import sweeper  # clocks and the moves the server owes (service/sweeper.py)
+
+    sweeper.start(worker.wsgi, lambda: worker.alive)
 
 
 def _bound_reads(seconds: float) -> None:

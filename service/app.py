@@ -18,7 +18,7 @@ from service.matches import Lodge
 from service.notify import Notifier
 from service.redis_client import ReplicaWait
 from service.redis_client import build as redis_client_for
-from service.routes import games, matches, ops, stream
+from service.routes import games, matches, ops, seats, stream
 from service.smorest_compat import SyncFlask, url_rule
 from service.store import Store
 from service.stream import hide_query_token
@@ -75,7 +75,7 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     app.extensions[EXTENSION] = Lodge(store, registry, notifier)
     app.wsgi_app = hide_query_token(app.wsgi_app)  # type: ignore[method-assign,assignment]
     api = Api(app)
-    for blueprint in (games.blp, matches.blp, stream.blp, ops.blp):
+    for blueprint in (games.blp, matches.blp, seats.blp, stream.blp, ops.blp):
         api.register_blueprint(blueprint)
     _document_doc_routes(api)
     game_schemas.document(api.spec, [g.id for g in registry])

@@ -17,7 +17,9 @@ from flask import Flask, request
 from service.errors import ApiError
 
 #: the endpoints that read a JSON body
-BODY_ENDPOINTS = frozenset({"matches.Matches", "matches.Moves"})
+BODY_ENDPOINTS = frozenset({"matches.Matches", "matches.Moves", "seats.Seat"})
+#: those of them whose body may be left out (a claim of a public match's seat)
+OPTIONAL_BODY = frozenset({"seats.Seat"})
 NEED = "send a JSON object with Content-Type: application/json"
 
 
@@ -30,6 +32,8 @@ def _read_as_json() -> None:
     sent = request.mimetype or "no Content-Type"
     data = request.get_data(cache=True)
     if not data.strip():
+        if request.url_rule.endpoint in OPTIONAL_BODY:
+            return
         raise ApiError("invalid_request", f"the request has no body ({sent}); {NEED}")
     try:
         orjson.loads(data)

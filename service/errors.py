@@ -39,6 +39,7 @@ CODES: dict[str, tuple[int, str]] = {
     "version_conflict": (409, "Version conflict"),
     "not_your_turn": (409, "Not your turn"),
     "match_finished": (409, "Match finished"),
+    "seat_taken": (409, "Seat taken"),
     "payload_too_large": (413, "Payload too large"),
     "illegal_move": (422, "Illegal move"),
     "invalid_options": (422, "Invalid options"),

@@ -12,7 +12,8 @@ snap      hash    ``v``: version, ``s``: state JSON, ``w``: id of the last
                   write, ``e``: number of events stored, ``d``: the seats'
                   deadlines JSON (a match with a clock, while someone acts);
                   a finished match compacted holds ``v``, ``w`` and ``z``
-                  instead of ``s``/``e``
+                  instead of ``s``/``e``; ``c<k>``: the token hash of open
+                  seat k once claimed (:data:`CLAIM`; kept by compaction)
 moves     list    JSON ``{"version", "seat", "move"}`` per accepted move (and
                   ``"by"`` for a move the server played: ``bot``, ``clock``,
                   ``resigned``)
@@ -37,6 +38,15 @@ write that stored them.
 A match whose keys disagree (a list shorter than the version says, a missing
 snapshot under a present meta: eviction, a manual delete) is *damaged*: the
 scripts answer ``{'damaged', <key name>}`` and write nothing.
+
+The lobby (:mod:`service.lobby`) keeps one sorted set per game,
+``lodge:{lobby:<game>}:open`` (:func:`lobby_key`; its own hash tag, so its own
+slot): member the match id, score its creation time in milliseconds, for
+every public match created with an open seat.  It is written with single
+commands beside a match's scripts, never inside them (a script may only touch
+one slot): entries are added before the match is created and removed when it
+fills, finishes or is deleted; one whose match expired (or whose create
+failed) is dropped when the lobby next lists it.
 
 A move and a delete also ``SPUBLISH`` the new version (-1: deleted) on the
 channel ``lodge:{<match_id>}:changed`` (:attr:`Keys.changed`; same hash tag,
@@ -91,9 +101,19 @@ class Keys:
         """Idempotency record ``key`` (the service makes it ``<scope>:<client key>``)."""
         return f"{self._base}idem:{key}"
 
+    @staticmethod
+    def claim(seat: int) -> str:
+        """The field of the snapshot hash holding claimed seat ``seat``'s token hash."""
+        return f"c{seat}"
+
     def fixed(self) -> list[str]:
         """Every key of the match except the idempotency records."""
         return [self.meta, self.snap, self.moves, self.events, self.evidx, self.idems]
+
+
+def lobby_key(game: str) -> str:
+    """The lobby's sorted set of ``game``'s public matches with an open seat."""
+    return f"{PREFIX}:{{lobby:{game}}}:open"
 
 
 # --------------------------------------------------------------------------
@@ -375,7 +395,7 @@ def deadline_keys() -> list[str]:
     return [f"{PREFIX}:{{deadlines-{i}}}" for i in range(DEADLINE_SHARDS)]
 
 
-CLAIM = """
+DEADLINE_CLAIM = """
 -- Take a due entry for one sweeper: move it to the end of a lease, but only
 -- if nobody else did since it was read (then another instance has it).
 -- KEYS: 1 the shard; ARGV: 1 match id, 2 the score read, 3 the lease's end
@@ -388,7 +408,7 @@ end
 return 0
 """
 
-SETTLE = """
+DEADLINE_SETTLE = """
 -- A sweeper is done with an entry it leased: the next time to look at the
 -- match (ARGV[3]), or remove it ('') — unless someone moved it meanwhile.
 -- KEYS: 1 the shard; ARGV: 1 match id, 2 the lease's end, 3 next score or ''
@@ -402,4 +422,33 @@ else
   redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 end
 return 1
+"""
+
+CLAIM = """
+-- Claim an open seat: set its field in the snapshot hash unless it is set.
+-- KEYS: 1 meta, 2 snap
+-- ARGV: 1 the seat's field (``c<k>``), 2 the claimant's token hash
+-- Returns 'ok' (also when the field already holds this very hash: a
+-- client-side resend after a lost reply is not a lost race), 'taken',
+-- 'finished' (compacted), 'missing' (no meta) or 'damaged' (no snapshot).
+-- The caller has checked that seat k was created open; nothing expires
+-- here: claiming is not a move (the keys keep the TTL of the last write).
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return 'missing'
+end
+if redis.call('HEXISTS', KEYS[2], 'v') == 0 then
+  return 'damaged'
+end
+if redis.call('HEXISTS', KEYS[2], 'z') == 1 then
+  return 'finished'
+end
+local held = redis.call('HGET', KEYS[2], ARGV[1])
+if held then
+  if held == ARGV[2] then
+    return 'ok'
+  end
+  return 'taken'
+end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return 'ok'
 """

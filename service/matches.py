@@ -46,7 +46,7 @@ from engine.core import (
     resigned_seats,
     seat_viewer,
 )
-from service import auth, clock, metrics, seats
+from service import auth, clock, lobby, metrics, seats
 from service.errors import ApiError, clip, clip_echoes
 from service.history import History, replay, stamp
 from service.notify import Notifier
@@ -62,7 +62,7 @@ MAX_ATTEMPTS = 8
 #: and the time it spends on them once it has played one (seconds).  The rest
 #: is played by the sweeper (:mod:`service.sweeper`) at once, batch by batch.
 AUTO_MOVES = 64
-AUTO_SECONDS = 0.5
+AUTO_SECONDS = 1.0
 
 _GAME_ERRORS: dict[type[GameError], str] = {
     MatchFinished: "match_finished", NotYourTurn: "not_your_turn", IllegalMove: "illegal_move"}
@@ -127,11 +127,22 @@ class Lodge:
         return loaded
 
     def identify(self, meta: Meta, authorization: str | None) -> Viewer:
-        return auth.identify(meta, authorization, self._other_meta)
+        """Who is calling.  A token this worker does not know for a match
+        with open seats may be one claimed since ``meta`` was cached (on any
+        instance): it is judged again on the stored meta."""
+        try:
+            return auth.identify(meta, authorization, self._other_meta)
+        except ApiError as exc:
+            if exc.code != "unauthenticated" or not meta.open_seats:
+                raise
+            fresh = self.store.meta(meta.match_id, fresh=True)
+            if fresh is None or fresh.kinds == meta.kinds:
+                raise
+            return auth.identify(fresh, authorization, self._other_meta)
 
     def _other_meta(self, match_id: str) -> Meta | None:
-        """Another match's meta: only loaded to tell 403 from 401."""
-        return self.store.meta(match_id)
+        """Another match's meta (with its latest claims): only loaded to tell 403 from 401."""
+        return self.store.meta(match_id, fresh=True)
 
     # --- create ------------------------------------------------------------
     def create(self, game_id: str, players: Any, seed: Any, options: Any, *,
@@ -155,6 +166,8 @@ class Lodge:
                         ["" if t is None else auth.token_hash(t) for t in tokens], time.time(),
                         seating.kinds, seating.bots, clock_ms, listed,
                         None if invite is None else seats.invite_hash(invite))
+            if lobby.listed(meta):
+                lobby.add(self.store, meta)
             if self.store.create(meta, state, stamp(events, 0)):
                 break
         metrics.MATCHES.labels(game.id).inc()
@@ -165,6 +178,50 @@ class Lodge:
             body["invite"] = invite
         body["state"] = view_of(game, meta, start, SPECTATOR_VIEWER)
         return body
+
+    # --- seats and the lobby --------------------------------------------
+    @_store_faults
+    def claim(self, match_id: str, seat: int, invite: Any) -> dict[str, Any]:
+        """Claim open seat ``seat`` (the invite, or none for a public match):
+        the 201 body with the seat's token and view.  Checks: match exists,
+        invite (403), finished (409 ``match_finished``), seat open (409
+        ``seat_taken``); the compare-and-set in Redis decides a race."""
+        meta, snap = self.load(match_id)
+        if not meta.public and not seats.invite_matches(invite, meta.invite_hash):
+            raise ApiError("forbidden", seats.invite_refusal(meta, invite))
+        game = self.game(meta.game)
+        if game.status(snap.state) == FINISHED:
+            raise ApiError("match_finished", "the match is finished; its seats can no longer be claimed")
+        if not 0 <= seat < len(meta.kinds) or meta.kinds[seat] != seats.OPEN:
+            raise seats.taken(meta, seat)
+        token = auth.new_token(match_id)
+        outcome = self.store.claim(match_id, seat, auth.token_hash(token))
+        if outcome == "missing":
+            raise _not_found(match_id)
+        if outcome == "finished":
+            raise ApiError("match_finished", "the match is finished; its seats can no longer be claimed")
+        if outcome != "ok":
+            raise seats.taken(self.store.meta(match_id, fresh=True) or meta, seat)
+        meta = self.store.meta(match_id, fresh=True) or meta
+        if not meta.open_seats:
+            lobby.forget(self.store, meta)
+        return {"match_id": match_id, "seat": seat, "name": meta.players[seat], "token": token,
+                "state": view_of(game, meta, snap, seat_viewer(seat))}
+
+    @_store_faults
+    def seats(self, match_id: str) -> dict[str, Any]:
+        """Who holds each seat, as stored now (not as this worker cached it)."""
+        meta = self.store.meta(match_id, fresh=True) if auth.MATCH_ID.fullmatch(match_id) else None
+        if meta is None:
+            raise _not_found(match_id)
+        return {"seats": seats.table(meta)}
+
+    def lobby(self, game_id: str | None, limit: int, cursor: str | None) -> dict[str, Any]:
+        """A page of the lobby: public matches with an open seat, newest first."""
+        games = [self.game(game_id).id] if game_id is not None else [g.id for g in self.registry]
+        after = lobby.decode_cursor(cursor)
+        with self.store.budget():
+            return lobby.page(self.store, games, limit, after, _lobby_entry)
 
     # --- view --------------------------------------------------------------
     @_store_faults
@@ -336,7 +393,11 @@ class Lodge:
         return 200, _move_body(game, meta, viewer, Snapshot(version, state, deadline), events), version
 
     def _compact(self, match_id: str, version: int, state: dict[str, Any]) -> None:
-        """Compact the match that just finished; a failure leaves it whole."""
+        """Compact the match that just finished (and take it out of the
+        lobby); a failure leaves it whole."""
+        meta = self.store.meta(match_id)
+        if meta is not None:
+            lobby.forget(self.store, meta)
         try:
             self.store.compact(match_id, version, state)
         except (redis.exceptions.RedisError, DamagedMatch) as exc:
@@ -412,6 +473,7 @@ class Lodge:
         auth.require_admin(self.identify(meta, authorization), "deleting a match")
         if not self.store.delete(match_id):
             raise _not_found(match_id)
+        lobby.forget(self.store, meta)
 
 
 # --------------------------------------------------------------------------
@@ -486,6 +548,13 @@ def view_of(game: Game, meta: Meta, snap: Snapshot, viewer: Viewer) -> dict[str,
     view = game.view(snap.state, viewer)
     return {"match_id": meta.match_id, "game": meta.game, "version": snap.version,
             "status": view["status"], "viewer": viewer.to_json(), **view, "deadline": dict(snap.deadline)}
+
+
+def _lobby_entry(meta: Meta) -> dict[str, Any]:
+    """One match of a lobby page."""
+    return {"match_id": meta.match_id, "game": meta.game, "options": meta.options, "seats": seats.table(meta),
+            "clock": None if meta.clock_ms is None else {"per_move_ms": meta.clock_ms},
+            "created": lobby.created_at(meta)}
 
 
 def _move_body(game: Game, meta: Meta, viewer: Viewer, snap: Snapshot,

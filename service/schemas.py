@@ -191,6 +191,9 @@ class ViewSchema(ma.Schema):
     board = fields.Dict(required=True, metadata={**_OPEN, "description": "game-specific"})
     scores = fields.List(fields.Integer(), required=True)
     result = fields.Nested(ResultSchema, required=True, allow_none=True)
+    deadline = fields.Dict(keys=fields.String(), values=fields.Integer(), metadata={
+        "description": "1.1: per seat to act, the epoch millisecond by which it must move (a match with a "
+                       "clock; then the server plays its fallback move); {} without a clock or when nobody acts"})
 
 
 class SeatTokenSchema(ma.Schema):
@@ -246,6 +249,9 @@ class LoggedMoveSchema(ma.Schema):
     version = fields.Integer(required=True)
     seat = fields.Integer(required=True)
     move = fields.Dict(required=True, metadata=_OPEN)
+    by = fields.String(metadata={"enum": ["bot", "clock", "resigned"], "description": (
+        "1.1: a move the server played: a bot seat's, a fallback after the seat's deadline passed, or a "
+        "resigned seat's fallback; absent for a seat's own move")})
 
 
 class RecordSchema(ma.Schema):
@@ -275,3 +281,65 @@ class ProblemSchema(ma.Schema):
     code = fields.String(required=True)
     errors = fields.Dict(metadata={"description": "400: field errors by field name"})
     current_version = fields.Integer(metadata={"description": "409 version_conflict: the current version"})
+
+
+# --------------------------------------------------------------------------
+# Seats, invites and the lobby (api.md 1.1).
+# --------------------------------------------------------------------------
+SEAT_KINDS = ["token", "open", "claimed", "bot"]
+#: Lobby page sizes: the default and the most.
+LOBBY_LIMIT, LOBBY_MAX = 20, 100
+
+
+class ClaimRequestSchema(ma.Schema):
+    invite = fields.String(metadata={
+        "description": "the match's invite (from the create response); not needed for a public match"})
+
+
+class ClaimedSeatSchema(ma.Schema):
+    match_id = fields.String(required=True)
+    seat = fields.Integer(required=True)
+    name = fields.String(required=True)
+    token = fields.String(required=True, metadata={"description": "bearer token of the claimed seat"})
+    state = fields.Nested(ViewSchema, required=True, metadata={"description": "the seat's view"})
+
+
+class SeatSchema(ma.Schema):
+    seat = fields.Integer(required=True)
+    name = fields.String(required=True)
+    kind = fields.String(required=True, metadata={
+        "enum": SEAT_KINDS, "description": "`token`: its token went to the creator; `open`: nobody holds it "
+                                           "yet; `claimed`: claimed with the invite; `bot`: the server plays it"})
+    bot = fields.String(metadata={"enum": list(BOT_NAMES), "description": "bot seats: which bot"})
+
+
+class SeatsSchema(ma.Schema):
+    seats = fields.List(fields.Nested(SeatSchema), required=True)
+
+
+class LobbyQuerySchema(ma.Schema):
+    game = fields.String(metadata={"description": "only this game's matches (absent: every game's)"})
+    open = fields.Boolean(load_default=True, validate=validate.Equal(
+        True, error="the lobby lists only matches with an open seat: leave open out or send true"), metadata={
+        "description": "only matches with an open seat (the lobby lists no others; `false` is refused)"})
+    limit = fields.Integer(load_default=LOBBY_LIMIT, validate=validate.Range(min=1, max=LOBBY_MAX), metadata={
+        "description": f"matches per page (1…{LOBBY_MAX}, default {LOBBY_LIMIT})"})
+    cursor = fields.String(validate=validate.Length(max=200), metadata={
+        "description": "the `next` of the previous page"})
+
+
+class LobbyEntrySchema(ma.Schema):
+    match_id = fields.String(required=True)
+    game = fields.String(required=True)
+    options = fields.Dict(required=True, metadata=_OPEN)
+    seats = fields.List(fields.Nested(SeatSchema), required=True)
+    clock = fields.Dict(required=True, allow_none=True, metadata={
+        **_OPEN, "nullable": True, "description": "`{\"per_move_ms\"}`, or null without a clock"})
+    created = fields.String(required=True, metadata={"format": "date-time", "description": "RFC 3339, UTC"})
+
+
+class LobbyPageSchema(ma.Schema):
+    matches = fields.List(fields.Nested(LobbyEntrySchema), required=True, metadata={
+        "description": "newest first; may hold fewer than `limit` while `next` is not null"})
+    next = fields.String(required=True, allow_none=True, metadata={
+        "nullable": True, "description": "cursor of the next page; null when nothing older is left"})

@@ -156,3 +156,32 @@ def created_seats(seats: Seating, tokens: list[str | None]) -> list[dict[str, An
             entry["token"] = token
         out.append(entry)
     return out
+
+
+def table(meta: Any) -> list[dict[str, Any]]:
+    """``GET …/seats``' seats of ``meta`` (a :class:`service.store.Meta`):
+    seat, name, kind and, for a bot seat, the bot."""
+    out: list[dict[str, Any]] = []
+    for i, (name, kind, bot) in enumerate(zip(meta.players, meta.kinds, meta.bots)):
+        entry: dict[str, Any] = {"seat": i, "name": name, "kind": kind}
+        if kind == BOT:
+            entry["bot"] = bot
+        out.append(entry)
+    return out
+
+
+def invite_refusal(meta: Any, invite: Any) -> str:
+    """The 403's sentence for a claim without the right invite (never echoing it)."""
+    if meta.invite_hash is None:
+        return "this match has no invite (it was created without open seats) and is not public"
+    if invite is None:
+        return "claiming a seat of this match needs its invite: send {\"invite\": \"…\"} (from the create response)"
+    return "the invite is not this match's"
+
+
+def taken(meta: Any, seat: int) -> ApiError:
+    """409 ``seat_taken`` for ``seat`` of ``meta``'s match."""
+    if not 0 <= seat < len(meta.kinds):
+        return ApiError("seat_taken", f"there is no seat {seat}: the match has seats 0…{len(meta.kinds) - 1}")
+    return ApiError("seat_taken", f"seat {seat} is not open (it is a {meta.kinds[seat]} seat); "
+                    "GET …/seats shows which are")

@@ -3,7 +3,8 @@
 The store knows nothing about games: it keeps opaque JSON-able states,
 versions, move logs, events and token hashes (layout in :mod:`service.keys`).
 
-Caching: a match's meta never changes, so it is cached per worker; the last
+Caching: a match's meta is cached per worker (only its seat table changes,
+open seats becoming claimed: see :class:`Meta` and ``fresh``); the last
 snapshot seen of a match is cached too, but only the write path
 (:meth:`Store.apply`) trusts it, because the compare-and-set in Redis catches
 a stale one.  Reads that must be current go to Redis.
@@ -241,6 +242,7 @@ class Store:
         self._delete = client.register_script(lua.DELETE)
         self._record = client.register_script(lua.RECORD)
         self._moves = client.register_script(lua.MOVES)
+        self._claim = client.register_script(lua.CLAIM)
         self._meta: LRU[str, Meta] = LRU(cache_size)
         self._snaps: LRU[str, Snapshot] = LRU(cache_size)
         self._archives: LRU[str, Archive] = LRU(min(cache_size, ARCHIVE_CACHE))
@@ -349,6 +351,28 @@ class Store:
             self.client.hset(Keys(match_id).snap, "d", orjson.dumps(snap.deadline))
         self._remember(match_id, snap)
 
+    def claim(self, match_id: str, seat: int, token_hash: str) -> str:
+        """Give open seat ``seat`` to ``token_hash`` unless someone has it:
+        ``ok``, ``taken``, ``finished`` (compacted) or ``missing``
+        (:data:`keys.CLAIM`; :class:`DamagedMatch` without a snapshot).  On
+        ``ok`` this worker's cached meta shows the seat claimed.  A failure
+        once the script may have been sent raises :class:`WriteUnsettled`."""
+        k = Keys(match_id)
+        _check_deadline()
+        try:
+            reply = self._write(self._claim, [k.meta, k.snap], [Keys.claim(seat), token_hash])
+        except UNSETTLED as exc:
+            raise WriteUnsettled(str(exc)) from exc
+        outcome = reply.decode() if isinstance(reply, bytes) else str(reply)
+        if outcome == "damaged":
+            raise DamagedMatch(match_id, "snap")
+        if outcome == "missing":
+            self.forget(match_id)
+        meta = self._meta.get(match_id)
+        if outcome == "ok" and meta is not None:
+            self._meta.put(match_id, meta.with_claims({seat: token_hash}))
+        return outcome
+
     def compact(self, match_id: str, version: int, state: dict[str, Any]) -> bool:
         """Replace the finished match's move log, events and index by one
         compressed archive (moves and ``state``, the final one at
@@ -391,16 +415,50 @@ class Store:
         return sorted(m.decode() if isinstance(m, bytes) else m for m in members)
 
     # --- reads ----------------------------------------------------------
-    def meta(self, match_id: str) -> Meta | None:
-        """The match's meta (cached: it never changes), None when unknown."""
-        meta = self._meta.get(match_id)
+    def meta(self, match_id: str, *, fresh: bool = False) -> Meta | None:
+        """The match's meta, None when unknown.  Cached: it changes only when
+        an open seat is claimed, which a cached meta may not show yet;
+        ``fresh`` reads it (and its claims) from Redis."""
+        meta = None if fresh else self._meta.get(match_id)
         if meta is None:
             raw = self.client.get(Keys(match_id).meta)
             if raw is None:
+                self.forget(match_id)
                 return None
-            meta = Meta.from_json(match_id, raw)
+            meta = self._claimed(Meta.from_json(match_id, raw))
             self._meta.put(match_id, meta)
         return meta
+
+    def metas(self, match_ids: Sequence[str]) -> list[tuple[Meta, bool] | None]:
+        """Fresh metas (claims laid over) of several matches and whether each
+        is compacted (finished), None for a match that is gone; two pipelined
+        round trips whatever their slots (the lobby's check)."""
+        pipe = self.client.pipeline(transaction=False)
+        for match_id in match_ids:
+            k = Keys(match_id)
+            pipe.get(k.meta)
+            pipe.hmget(k.snap, "v", "z")
+        replies = pipe.execute()
+        found: list[tuple[Meta, bool] | None] = []
+        for match_id, raw, (version, archive) in zip(match_ids, replies[::2], replies[1::2]):
+            found.append(None if raw is None or version is None
+                         else (Meta.from_json(match_id, raw), archive is not None))
+        pipe = self.client.pipeline(transaction=False)
+        for entry in found:
+            if entry is not None and entry[0].open_seats:
+                pipe.hmget(Keys(entry[0].match_id).snap, [Keys.claim(i) for i in entry[0].open_seats])
+        claims = iter(pipe.execute())
+        for i, entry in enumerate(found):
+            if entry is not None and entry[0].open_seats:
+                found[i] = (entry[0].with_claims(_claims(entry[0], next(claims))), entry[1])
+        return found
+
+    def _claimed(self, meta: Meta) -> Meta:
+        """``meta`` with the claims stored for its open seats (one round trip if it has any)."""
+        if not meta.open_seats:
+            return meta
+        held = self.client.hmget(Keys(meta.match_id).snap, [Keys.claim(i) for i in meta.open_seats])
+        return meta.with_claims(_claims(meta, held))
 
     def load(self, match_id: str) -> tuple[Meta, Snapshot] | None:
         """Meta and the current snapshot, in one round trip; None when gone
@@ -421,7 +479,7 @@ class Store:
         if snap is None:
             raise DamagedMatch(match_id, "snap")
         if meta is None:
-            meta = Meta.from_json(match_id, raw_meta)
+            meta = self._claimed(Meta.from_json(match_id, raw_meta))
             self._meta.put(match_id, meta)
         return meta, snap
 
@@ -536,6 +594,12 @@ class Store:
             cached = self._snaps.get(match_id)
             if cached is None or cached.version <= snap.version:
                 self._snaps.put(match_id, snap)
+
+
+def _claims(meta: Meta, held: Sequence[bytes | str | None]) -> dict[int, str]:
+    """Open seat -> token hash, from the ``c<k>`` fields read for ``meta.open_seats``."""
+    return {seat: h.decode() if isinstance(h, bytes) else h
+            for seat, h in zip(meta.open_seats, held) if h is not None}
 
 
 def _run(script: Script, keys: list[str], args: list[Any]) -> Any:

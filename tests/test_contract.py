@@ -46,10 +46,11 @@ CONTRACT_PATHS = [
     ("delete", "/v1/matches/{}"), ("get", "/v1/matches/{}/legal-moves"), ("post", "/v1/matches/{}/moves"),
     ("get", "/v1/matches/{}/events"), ("get", "/v1/matches/{}/record"), ("get", "/healthz"),
     ("get", "/readyz"), ("get", "/metrics"), ("get", "/v1/matches/{}/stream"),
+    ("get", "/v1/matches/{}/seats"), ("post", "/v1/matches/{}/seats/{}"), ("get", "/v1/matches"),
 ]
 ERROR_CODES = ["invalid_request", "unauthenticated", "forbidden", "match_not_found", "game_not_found",
                "version_conflict", "not_your_turn", "match_finished", "illegal_move", "invalid_options",
-               "payload_too_large", "rate_limited", "store_unavailable"]
+               "payload_too_large", "rate_limited", "store_unavailable", "seat_taken"]
 
 
 def _template(path: str) -> str:
@@ -177,10 +178,17 @@ def _aim(case, ctx: Context) -> None:
     params = case.path_parameters or {}
     if "match_id" not in params or n % 4 == 3:
         return
-    created = ctx.fresh_match()
+    if case.operation.path.endswith("/seats/{seat}") and n % 2 == 0:  # an open seat to claim
+        created = ctx.api.create_raw({"game": "biberbande", "public": n % 4 == 0,
+                                      "players": ["a", {"name": "b", "open": True}]}).json
+        params["seat"] = 1
+        if n % 3 != 0:
+            case.body = {"invite": created["invite"]}
+    else:
+        created = ctx.fresh_match()
     params["match_id"] = created["match_id"]
     seats = created["seats"]
-    tokens = [created["admin_token"]] + [s["token"] for s in seats]
+    tokens = [created["admin_token"]] + [s["token"] for s in seats if "token" in s]
     token = tokens[n % len(tokens)]
     if n % 5 != 4:
         case.headers = dict(case.headers or {})
@@ -198,6 +206,7 @@ def _aim(case, ctx: Context) -> None:
 # framework's route-level 404 and 405, which the table leaves to the implementer).
 CODE_STATUS = {"invalid_request": 400, "unauthenticated": 401, "forbidden": 403, "match_not_found": 404,
                "game_not_found": 404, "version_conflict": 409, "not_your_turn": 409, "match_finished": 409,
+               "seat_taken": 409,
                "illegal_move": 422, "invalid_options": 422, "payload_too_large": 413, "rate_limited": 429,
                "idempotency_key_reused": 422,
                "store_unavailable": 503}

@@ -3,7 +3,9 @@
 for every game, checked here in 2- and 4-seat matches of each game."""
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +24,7 @@ from engine.core import (
 )
 
 GAMES = [g.id for g in REGISTRY]
+DOCUMENT = Path(__file__).resolve().parent.parent / "openapi" / "openapi.json"
 RESIGN = {"type": "resign"}
 
 
@@ -151,3 +154,23 @@ def test_every_game_declares_the_core_events_public() -> None:
         for kind in ("resigned", "timed_out", "match_ended"):
             event = {"type": kind, "seat": None}
             assert game.redact_event(event, SPECTATOR_VIEWER) == event, (game.id, kind)
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_resign_moves_and_events_match_the_game_schemas(game_id: str) -> None:
+    """The OpenAPI document's per-game unions hold ``resign``, ``resigned``,
+    ``timed_out`` and the ``match_ended`` of a resignation."""
+    from service.game_schemas import schema_names
+    from tests.test_game_schemas import _check, _json_schema, _validator
+
+    components = _json_schema(json.loads(DOCUMENT.read_text())["components"]["schemas"])
+    names = schema_names(game_id)
+    move_v, event_v = _validator(components, names["move"]), _validator(components, names["event"])
+    _check(move_v, RESIGN, "resign")
+    game, state = _new(game_id, 2)
+    seat = game.to_act(state)[0]
+    _, timed = game.play(state, seat, game.fallback(state, seat), by=BY_CLOCK)
+    _, ended = game.play(state, 1, RESIGN)
+    for event in [timed[0], *ended]:
+        for viewer in (ADMIN_VIEWER, SPECTATOR_VIEWER, seat_viewer(0)):
+            _check(event_v, {**game.redact_event(event, viewer), "version": 1}, f"{game_id} {event['type']}")

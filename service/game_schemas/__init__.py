@@ -100,6 +100,20 @@ def _union(p: str, kind: str, variants: dict[str, Schema], prop: str) -> dict[st
     return out
 
 
+def _shared_events(own_end: Schema | None) -> dict[str, Schema]:
+    """The events every game emits the same way (``engine.core.CORE_EVENTS``):
+    ``resigned``, ``timed_out``, and ``match_ended`` when the last opponent
+    resigned (besides the game's own ``match_ended``)."""
+    def seat_event(kind: str, text: str) -> Schema:
+        return obj({"type": enum(kind), "seat": SEAT, "version": INT}, description=text)
+    resigned_end = obj({"type": enum("match_ended"), "seat": nullable(SEAT, "null"), "reason": enum("resigned"),
+                        "result": ref("Result"), "version": INT},
+                       description="1.1: the match ended because all seats but one resigned")
+    return {"resigned": seat_event("resigned", "1.1: the seat resigned"),
+            "timed_out": seat_event("timed_out", "1.1: the seat's deadline passed; its fallback move follows"),
+            "match_ended": {"oneOf": [own_end, resigned_end]} if own_end else resigned_end}
+
+
 def components(game_id: str, view: Schema) -> dict[str, Schema]:
     """Every component of one game; ``view`` is the generic view schema
     (its ``players`` and ``board`` are replaced by the game's)."""
@@ -112,6 +126,9 @@ def components(game_id: str, view: Schema) -> dict[str, Schema]:
                          **fields, "version": described(INT, "the version the move that caused it produced")},
                         description=mod.EVENT_DOCS.get(kind, ""))
               for kind, fields in mod.EVENTS.items()}
+    moves["resign"] = obj({"type": enum("resign"), "label": described(STR, "ignored")}, optional=("label",),
+                          description="1.1: any seat, any time while active; never in legal-moves lists")
+    events.update(_shared_events(events.get("match_ended")))
     out: dict[str, Schema] = {**_union(p, "Move", moves, "type"), **_union(p, "Event", events, "type")}
     out[f"{p}Player"] = obj({"seat": SEAT, "name": STR, **mod.PLAYER}, optional=mod.OPTIONAL)
     out[f"{p}Board"] = obj(mod.BOARD, optional=mod.OPTIONAL)

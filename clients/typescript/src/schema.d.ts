@@ -306,7 +306,77 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The lobby: public matches with an open seat
+         * @description Newest first; `next` is the cursor of the next page (null at the end).
+         *     Matches that filled, finished, expired or were deleted are not listed.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description only this game's matches (absent: every game's) */
+                    game?: string;
+                    /** @description only matches with an open seat (the lobby lists no others; `false` is refused) */
+                    open?: true;
+                    /** @description matches per page (1…100, default 20) */
+                    limit?: number;
+                    /** @description the `next` of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of public matches with an open seat, newest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LobbyPage"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_request` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `game_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `rate_limited` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
         put?: never;
         /**
          * Create a match
@@ -994,6 +1064,193 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/matches/{match_id}/seats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        /** Who holds each seat: `token`, `open`, `claimed` or `bot` */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    match_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Who holds each seat */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Seats"];
+                    };
+                };
+                /** @description Problem details; `code`: `match_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `rate_limited` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/matches/{match_id}/seats/{seat}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+                seat: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim an open seat (the invite; anyone for a public match)
+         * @description Turns open seat `seat` into a claimed one and returns its bearer
+         *     token (keep it: it is stored hashed).  The match's version does not
+         *     change.  A seat that is not open is 409 `seat_taken`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    match_id: string;
+                    seat: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ClaimRequest"];
+                };
+            };
+            responses: {
+                /** @description Claimed: the seat's token and view */
+                201: {
+                    headers: {
+                        /** @description the version the body carries, as `"<version>"` */
+                        ETag?: string;
+                        /** @description URL of the match */
+                        Location?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ClaimedSeat"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_request` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `forbidden` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `match_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `seat_taken`, `match_finished` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `payload_too_large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `rate_limited` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/matches/{match_id}/stream": {
         parameters: {
             query?: never;
@@ -1143,7 +1400,7 @@ export interface components {
             turn: number;
             turn_limit: number;
         };
-        BiberbandeEvent: components["schemas"]["BiberbandeEventRoundStarted"] | components["schemas"]["BiberbandeEventDealt"] | components["schemas"]["BiberbandeEventTurnStarted"] | components["schemas"]["BiberbandeEventReshuffled"] | components["schemas"]["BiberbandeEventDrew"] | components["schemas"]["BiberbandeEventTookDiscard"] | components["schemas"]["BiberbandeEventSwappedDrawn"] | components["schemas"]["BiberbandeEventDiscardedDrawn"] | components["schemas"]["BiberbandeEventUsedSwap"] | components["schemas"]["BiberbandeEventUsedPeek"] | components["schemas"]["BiberbandeEventUsedDraw2"] | components["schemas"]["BiberbandeEventSkippedDraw"] | components["schemas"]["BiberbandeEventKnocked"] | components["schemas"]["BiberbandeEventEndedTurn"] | components["schemas"]["BiberbandeEventRoundEnded"] | components["schemas"]["BiberbandeEventReplaced"] | components["schemas"]["BiberbandeEventRoundScored"] | components["schemas"]["BiberbandeEventMatchEnded"];
+        BiberbandeEvent: components["schemas"]["BiberbandeEventRoundStarted"] | components["schemas"]["BiberbandeEventDealt"] | components["schemas"]["BiberbandeEventTurnStarted"] | components["schemas"]["BiberbandeEventReshuffled"] | components["schemas"]["BiberbandeEventDrew"] | components["schemas"]["BiberbandeEventTookDiscard"] | components["schemas"]["BiberbandeEventSwappedDrawn"] | components["schemas"]["BiberbandeEventDiscardedDrawn"] | components["schemas"]["BiberbandeEventUsedSwap"] | components["schemas"]["BiberbandeEventUsedPeek"] | components["schemas"]["BiberbandeEventUsedDraw2"] | components["schemas"]["BiberbandeEventSkippedDraw"] | components["schemas"]["BiberbandeEventKnocked"] | components["schemas"]["BiberbandeEventEndedTurn"] | components["schemas"]["BiberbandeEventRoundEnded"] | components["schemas"]["BiberbandeEventReplaced"] | components["schemas"]["BiberbandeEventRoundScored"] | components["schemas"]["BiberbandeEventMatchEnded"] | components["schemas"]["BiberbandeEventResigned"] | components["schemas"]["BiberbandeEventTimedOut"];
         BiberbandeEventDealt: {
             discard: ("0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "swap" | "peek" | "draw2")[];
             /** @description per seat; the glimpsed cards only to their seat */
@@ -1221,12 +1478,18 @@ export interface components {
             };
             /** @description the acting seat; null for the table */
             seat: number | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "match_ended";
             /** @description the version the move that caused it produced */
+            version: number;
+        } | {
+            /** @enum {string} */
+            reason: "resigned";
+            result: components["schemas"]["Result"];
+            /** @description null */
+            seat: number | null;
+            /** @enum {string} */
+            type: "match_ended";
             version: number;
         };
         BiberbandeEventReplaced: {
@@ -1263,6 +1526,17 @@ export interface components {
              */
             type: "reshuffled";
             /** @description the version the move that caused it produced */
+            version: number;
+        };
+        /** @description 1.1: the seat resigned */
+        BiberbandeEventResigned: {
+            /** @description a seat, 0-based */
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resigned";
             version: number;
         };
         BiberbandeEventRoundEnded: {
@@ -1342,6 +1616,17 @@ export interface components {
              */
             type: "swapped_drawn";
             /** @description the version the move that caused it produced */
+            version: number;
+        };
+        /** @description 1.1: the seat's deadline passed; its fallback move follows */
+        BiberbandeEventTimedOut: {
+            /** @description a seat, 0-based */
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "timed_out";
             version: number;
         };
         BiberbandeEventTookDiscard: {
@@ -1432,7 +1717,7 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
-        BiberbandeMove: components["schemas"]["BiberbandeMoveDraw"] | components["schemas"]["BiberbandeMoveTakeDiscard"] | components["schemas"]["BiberbandeMoveSwapDrawn"] | components["schemas"]["BiberbandeMoveDiscardDrawn"] | components["schemas"]["BiberbandeMoveUseSwap"] | components["schemas"]["BiberbandeMoveUsePeek"] | components["schemas"]["BiberbandeMoveUseDraw2"] | components["schemas"]["BiberbandeMoveSkipDraw"] | components["schemas"]["BiberbandeMoveKnock"] | components["schemas"]["BiberbandeMoveEndTurn"];
+        BiberbandeMove: components["schemas"]["BiberbandeMoveDraw"] | components["schemas"]["BiberbandeMoveTakeDiscard"] | components["schemas"]["BiberbandeMoveSwapDrawn"] | components["schemas"]["BiberbandeMoveDiscardDrawn"] | components["schemas"]["BiberbandeMoveUseSwap"] | components["schemas"]["BiberbandeMoveUsePeek"] | components["schemas"]["BiberbandeMoveUseDraw2"] | components["schemas"]["BiberbandeMoveSkipDraw"] | components["schemas"]["BiberbandeMoveKnock"] | components["schemas"]["BiberbandeMoveEndTurn"] | components["schemas"]["BiberbandeMoveResign"];
         BiberbandeMoveDiscardDrawn: {
             /** @description ignored when posted back */
             label?: string;
@@ -1468,6 +1753,16 @@ export interface components {
              * @enum {string}
              */
             type: "knock";
+        };
+        /** @description 1.1: any seat, any time while active; never in legal-moves lists */
+        BiberbandeMoveResign: {
+            /** @description ignored */
+            label?: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resign";
         };
         BiberbandeMoveSkipDraw: {
             /** @description ignored when posted back */
@@ -1561,6 +1856,10 @@ export interface components {
         /** @description The match as the caller may see it: biberbande */
         BiberbandeView: {
             board: components["schemas"]["BiberbandeBoard"];
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            deadline?: {
+                [key: string]: number;
+            };
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1637,7 +1936,7 @@ export interface components {
             turn_seat: number | null;
             turns: number;
         };
-        BiberclanEvent: components["schemas"]["BiberclanEventRoundStarted"] | components["schemas"]["BiberclanEventDrew"] | components["schemas"]["BiberclanEventSpecialVoid"] | components["schemas"]["BiberclanEventReshuffled"] | components["schemas"]["BiberclanEventPlaced"] | components["schemas"]["BiberclanEventReplaced"] | components["schemas"]["BiberclanEventStashed"] | components["schemas"]["BiberclanEventCleared"] | components["schemas"]["BiberclanEventFlipped"] | components["schemas"]["BiberclanEventSwapped"] | components["schemas"]["BiberclanEventPeeked"] | components["schemas"]["BiberclanEventCastleCompleted"] | components["schemas"]["BiberclanEventRoundEnded"] | components["schemas"]["BiberclanEventMatchEnded"];
+        BiberclanEvent: components["schemas"]["BiberclanEventRoundStarted"] | components["schemas"]["BiberclanEventDrew"] | components["schemas"]["BiberclanEventSpecialVoid"] | components["schemas"]["BiberclanEventReshuffled"] | components["schemas"]["BiberclanEventPlaced"] | components["schemas"]["BiberclanEventReplaced"] | components["schemas"]["BiberclanEventStashed"] | components["schemas"]["BiberclanEventCleared"] | components["schemas"]["BiberclanEventFlipped"] | components["schemas"]["BiberclanEventSwapped"] | components["schemas"]["BiberclanEventPeeked"] | components["schemas"]["BiberclanEventCastleCompleted"] | components["schemas"]["BiberclanEventRoundEnded"] | components["schemas"]["BiberclanEventMatchEnded"] | components["schemas"]["BiberclanEventResigned"] | components["schemas"]["BiberclanEventTimedOut"];
         BiberclanEventCastleCompleted: {
             final_turns: number[];
             /** @description the acting seat; null for the table */
@@ -1729,12 +2028,18 @@ export interface components {
             };
             /** @description the acting seat; null for the table */
             seat: number | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "match_ended";
             /** @description the version the move that caused it produced */
+            version: number;
+        } | {
+            /** @enum {string} */
+            reason: "resigned";
+            result: components["schemas"]["Result"];
+            /** @description null */
+            seat: number | null;
+            /** @enum {string} */
+            type: "match_ended";
             version: number;
         };
         /** @description the card only to the peeking seat */
@@ -1828,6 +2133,17 @@ export interface components {
              */
             type: "reshuffled";
             /** @description the version the move that caused it produced */
+            version: number;
+        };
+        /** @description 1.1: the seat resigned */
+        BiberclanEventResigned: {
+            /** @description a seat, 0-based */
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resigned";
             version: number;
         };
         BiberclanEventRoundEnded: {
@@ -1931,7 +2247,18 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
-        BiberclanMove: components["schemas"]["BiberclanMovePlace"] | components["schemas"]["BiberclanMoveReplace"] | components["schemas"]["BiberclanMoveStash"] | components["schemas"]["BiberclanMoveClear"] | components["schemas"]["BiberclanMoveFlip"] | components["schemas"]["BiberclanMoveSwap"] | components["schemas"]["BiberclanMovePeek"];
+        /** @description 1.1: the seat's deadline passed; its fallback move follows */
+        BiberclanEventTimedOut: {
+            /** @description a seat, 0-based */
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "timed_out";
+            version: number;
+        };
+        BiberclanMove: components["schemas"]["BiberclanMovePlace"] | components["schemas"]["BiberclanMoveReplace"] | components["schemas"]["BiberclanMoveStash"] | components["schemas"]["BiberclanMoveClear"] | components["schemas"]["BiberclanMoveFlip"] | components["schemas"]["BiberclanMoveSwap"] | components["schemas"]["BiberclanMovePeek"] | components["schemas"]["BiberclanMoveResign"];
         BiberclanMoveClear: {
             /** @description ignored when posted back */
             label?: string;
@@ -2015,6 +2342,16 @@ export interface components {
              * @enum {string}
              */
             type: "replace";
+        };
+        /** @description 1.1: any seat, any time while active; never in legal-moves lists */
+        BiberclanMoveResign: {
+            /** @description ignored */
+            label?: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resign";
         };
         BiberclanMoveStash: {
             /** @enum {string} */
@@ -2132,6 +2469,10 @@ export interface components {
         /** @description The match as the caller may see it: biberclan */
         BiberclanView: {
             board: components["schemas"]["BiberclanBoard"];
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            deadline?: {
+                [key: string]: number;
+            };
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2151,6 +2492,19 @@ export interface components {
             to_act: number[];
             version: number;
             viewer: components["schemas"]["Viewer"];
+        };
+        ClaimRequest: {
+            /** @description the match's invite (from the create response); not needed for a public match */
+            invite?: string;
+        };
+        ClaimedSeat: {
+            match_id: string;
+            name: string;
+            seat: number;
+            /** @description the seat's view */
+            state: Omit<components["schemas"]["View"], "game">;
+            /** @description bearer token of the claimed seat */
+            token: string;
         };
         CreateMatch: {
             /**
@@ -2249,7 +2603,35 @@ export interface components {
             seat: number;
             version: number;
         };
+        LobbyEntry: {
+            /** @description `{"per_move_ms"}`, or null without a clock */
+            clock: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC
+             */
+            created: string;
+            game: string;
+            match_id: string;
+            options: {
+                [key: string]: unknown;
+            };
+            seats: components["schemas"]["Seat"][];
+        };
+        LobbyPage: {
+            /** @description newest first; may hold fewer than `limit` while `next` is not null */
+            matches: components["schemas"]["LobbyEntry"][];
+            /** @description cursor of the next page; null when nothing older is left */
+            next: string | null;
+        };
         LoggedMove: {
+            /**
+             * @description 1.1: a move the server played: a bot seat's, a fallback after the seat's deadline passed, or a resigned seat's fallback; absent for a seat's own move
+             * @enum {string}
+             */
+            by?: "bot" | "clock" | "resigned";
             move: components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"];
             seat: number;
             version: number;
@@ -2298,7 +2680,7 @@ export interface components {
             supply: number;
             tip_threshold: number;
         };
-        MeinLieberBiberEvent: components["schemas"]["MeinLieberBiberEventRoundStarted"] | components["schemas"]["MeinLieberBiberEventDealt"] | components["schemas"]["MeinLieberBiberEventDrew"] | components["schemas"]["MeinLieberBiberEventPlayed"] | components["schemas"]["MeinLieberBiberEventTipped"] | components["schemas"]["MeinLieberBiberEventRewarded"] | components["schemas"]["MeinLieberBiberEventPassed"] | components["schemas"]["MeinLieberBiberEventExchanged"] | components["schemas"]["MeinLieberBiberEventDiscarded"] | components["schemas"]["MeinLieberBiberEventRoundEnded"] | components["schemas"]["MeinLieberBiberEventMatchEnded"];
+        MeinLieberBiberEvent: components["schemas"]["MeinLieberBiberEventRoundStarted"] | components["schemas"]["MeinLieberBiberEventDealt"] | components["schemas"]["MeinLieberBiberEventDrew"] | components["schemas"]["MeinLieberBiberEventPlayed"] | components["schemas"]["MeinLieberBiberEventTipped"] | components["schemas"]["MeinLieberBiberEventRewarded"] | components["schemas"]["MeinLieberBiberEventPassed"] | components["schemas"]["MeinLieberBiberEventExchanged"] | components["schemas"]["MeinLieberBiberEventDiscarded"] | components["schemas"]["MeinLieberBiberEventRoundEnded"] | components["schemas"]["MeinLieberBiberEventMatchEnded"] | components["schemas"]["MeinLieberBiberEventResigned"] | components["schemas"]["MeinLieberBiberEventTimedOut"];
         /** @description MLB-5.4: the cards only to their seat */
         MeinLieberBiberEventDealt: {
             cards: ("red-1" | "red-2" | "red-3" | "red-4" | "red-5" | "red-6" | "red-7" | "red-8" | "orange-1" | "orange-2" | "orange-3" | "orange-4" | "orange-5" | "orange-6" | "orange-7" | "orange-8" | "yellow-1" | "yellow-2" | "yellow-3" | "yellow-4" | "yellow-5" | "yellow-6" | "yellow-7" | "yellow-8" | "green-1" | "green-2" | "green-3" | "green-4" | "green-5" | "green-6" | "green-7" | "green-8" | "blue-1" | "blue-2" | "blue-3" | "blue-4" | "blue-5" | "blue-6" | "blue-7" | "blue-8" | "purple-1" | "purple-2" | "purple-3" | "purple-4" | "purple-5" | "purple-6" | "purple-7" | "purple-8" | null)[];
@@ -2380,12 +2762,18 @@ export interface components {
             };
             /** @description the acting seat; null for the table */
             seat: number | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "match_ended";
             /** @description the version the move that caused it produced */
+            version: number;
+        } | {
+            /** @enum {string} */
+            reason: "resigned";
+            result: components["schemas"]["Result"];
+            /** @description null */
+            seat: number | null;
+            /** @enum {string} */
+            type: "match_ended";
             version: number;
         };
         MeinLieberBiberEventPassed: {
@@ -2417,6 +2805,17 @@ export interface components {
              */
             type: "played";
             /** @description the version the move that caused it produced */
+            version: number;
+        };
+        /** @description 1.1: the seat resigned */
+        MeinLieberBiberEventResigned: {
+            /** @description a seat, 0-based */
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resigned";
             version: number;
         };
         MeinLieberBiberEventRewarded: {
@@ -2474,6 +2873,17 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
+        /** @description 1.1: the seat's deadline passed; its fallback move follows */
+        MeinLieberBiberEventTimedOut: {
+            /** @description a seat, 0-based */
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "timed_out";
+            version: number;
+        };
         MeinLieberBiberEventTipped: {
             load: number[];
             returned: number;
@@ -2487,7 +2897,7 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
-        MeinLieberBiberMove: components["schemas"]["MeinLieberBiberMovePlay"] | components["schemas"]["MeinLieberBiberMoveDraw"] | components["schemas"]["MeinLieberBiberMoveExchange"] | components["schemas"]["MeinLieberBiberMoveDiscard"] | components["schemas"]["MeinLieberBiberMoveReward"] | components["schemas"]["MeinLieberBiberMovePass"];
+        MeinLieberBiberMove: components["schemas"]["MeinLieberBiberMovePlay"] | components["schemas"]["MeinLieberBiberMoveDraw"] | components["schemas"]["MeinLieberBiberMoveExchange"] | components["schemas"]["MeinLieberBiberMoveDiscard"] | components["schemas"]["MeinLieberBiberMoveReward"] | components["schemas"]["MeinLieberBiberMovePass"] | components["schemas"]["MeinLieberBiberMoveResign"];
         MeinLieberBiberMoveDiscard: {
             /** @enum {string} */
             card: "red-1" | "red-2" | "red-3" | "red-4" | "red-5" | "red-6" | "red-7" | "red-8" | "orange-1" | "orange-2" | "orange-3" | "orange-4" | "orange-5" | "orange-6" | "orange-7" | "orange-8" | "yellow-1" | "yellow-2" | "yellow-3" | "yellow-4" | "yellow-5" | "yellow-6" | "yellow-7" | "yellow-8" | "green-1" | "green-2" | "green-3" | "green-4" | "green-5" | "green-6" | "green-7" | "green-8" | "blue-1" | "blue-2" | "blue-3" | "blue-4" | "blue-5" | "blue-6" | "blue-7" | "blue-8" | "purple-1" | "purple-2" | "purple-3" | "purple-4" | "purple-5" | "purple-6" | "purple-7" | "purple-8";
@@ -2551,6 +2961,16 @@ export interface components {
              */
             type: "play";
         };
+        /** @description 1.1: any seat, any time while active; never in legal-moves lists */
+        MeinLieberBiberMoveResign: {
+            /** @description ignored */
+            label?: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resign";
+        };
         MeinLieberBiberMoveReward: {
             /** @description ignored when posted back */
             label?: string;
@@ -2579,6 +2999,10 @@ export interface components {
         /** @description The match as the caller may see it: mein-lieber-biber */
         MeinLieberBiberView: {
             board: components["schemas"]["MeinLieberBiberBoard"];
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            deadline?: {
+                [key: string]: number;
+            };
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2680,6 +3104,20 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        Seat: {
+            /**
+             * @description bot seats: which bot
+             * @enum {string}
+             */
+            bot?: "random" | "heuristic";
+            /**
+             * @description `token`: its token went to the creator; `open`: nobody holds it yet; `claimed`: claimed with the invite; `bot`: the server plays it
+             * @enum {string}
+             */
+            kind: "token" | "open" | "claimed" | "bot";
+            name: string;
+            seat: number;
+        };
         SeatToken: {
             /**
              * @description a seat the server plays
@@ -2695,6 +3133,9 @@ export interface components {
             seat: number;
             /** @description bearer token of this seat (token seats only) */
             token?: string;
+        };
+        Seats: {
+            seats: components["schemas"]["Seat"][];
         };
         Status: {
             /** @example ok */
@@ -2732,7 +3173,7 @@ export interface components {
             used_fish: ("turbo" | "vision" | "stinky")[];
             wolf_out: ("awake" | "asleep")[];
         };
-        ThirteenBeaversEvent: components["schemas"]["ThirteenBeaversEventMatchStarted"] | components["schemas"]["ThirteenBeaversEventTurnStarted"] | components["schemas"]["ThirteenBeaversEventTurboUsed"] | components["schemas"]["ThirteenBeaversEventVisionUsed"] | components["schemas"]["ThirteenBeaversEventAnswered"] | components["schemas"]["ThirteenBeaversEventMoved"] | components["schemas"]["ThirteenBeaversEventDamPlaced"] | components["schemas"]["ThirteenBeaversEventWolfRevealed"] | components["schemas"]["ThirteenBeaversEventCaveOpened"] | components["schemas"]["ThirteenBeaversEventFishCaught"] | components["schemas"]["ThirteenBeaversEventTurnEnded"] | components["schemas"]["ThirteenBeaversEventReshuffled"] | components["schemas"]["ThirteenBeaversEventMatchEnded"];
+        ThirteenBeaversEvent: components["schemas"]["ThirteenBeaversEventMatchStarted"] | components["schemas"]["ThirteenBeaversEventTurnStarted"] | components["schemas"]["ThirteenBeaversEventTurboUsed"] | components["schemas"]["ThirteenBeaversEventVisionUsed"] | components["schemas"]["ThirteenBeaversEventAnswered"] | components["schemas"]["ThirteenBeaversEventMoved"] | components["schemas"]["ThirteenBeaversEventDamPlaced"] | components["schemas"]["ThirteenBeaversEventWolfRevealed"] | components["schemas"]["ThirteenBeaversEventCaveOpened"] | components["schemas"]["ThirteenBeaversEventFishCaught"] | components["schemas"]["ThirteenBeaversEventTurnEnded"] | components["schemas"]["ThirteenBeaversEventReshuffled"] | components["schemas"]["ThirteenBeaversEventMatchEnded"] | components["schemas"]["ThirteenBeaversEventResigned"] | components["schemas"]["ThirteenBeaversEventTimedOut"];
         /** @description a vision guess only to its seat */
         ThirteenBeaversEventAnswered: {
             /** @enum {string} */
@@ -2805,14 +3246,20 @@ export interface components {
             reason: "paradise" | "max_turns";
             /** @description the acting seat; null for the table */
             seat: number | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "match_ended";
             /** @description the version the move that caused it produced */
             version: number;
             winners: number[];
+        } | {
+            /** @enum {string} */
+            reason: "resigned";
+            result: components["schemas"]["Result"];
+            /** @description null */
+            seat: number | null;
+            /** @enum {string} */
+            type: "match_ended";
+            version: number;
         };
         ThirteenBeaversEventMatchStarted: {
             /** @enum {string} */
@@ -2857,6 +3304,28 @@ export interface components {
              */
             type: "reshuffled";
             /** @description the version the move that caused it produced */
+            version: number;
+        };
+        /** @description 1.1: the seat resigned */
+        ThirteenBeaversEventResigned: {
+            /** @description a seat, 0-based */
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resigned";
+            version: number;
+        };
+        /** @description 1.1: the seat's deadline passed; its fallback move follows */
+        ThirteenBeaversEventTimedOut: {
+            /** @description a seat, 0-based */
+            seat: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "timed_out";
             version: number;
         };
         ThirteenBeaversEventTurboUsed: {
@@ -2918,7 +3387,7 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
-        ThirteenBeaversMove: components["schemas"]["ThirteenBeaversMoveGuess"] | components["schemas"]["ThirteenBeaversMoveRapids"] | components["schemas"]["ThirteenBeaversMoveAvenue"] | components["schemas"]["ThirteenBeaversMoveUseTurbo"] | components["schemas"]["ThirteenBeaversMoveDam"];
+        ThirteenBeaversMove: components["schemas"]["ThirteenBeaversMoveGuess"] | components["schemas"]["ThirteenBeaversMoveRapids"] | components["schemas"]["ThirteenBeaversMoveAvenue"] | components["schemas"]["ThirteenBeaversMoveUseTurbo"] | components["schemas"]["ThirteenBeaversMoveDam"] | components["schemas"]["ThirteenBeaversMoveResign"];
         ThirteenBeaversMoveAvenue: {
             /** @description ignored when posted back */
             label?: string;
@@ -2963,6 +3432,16 @@ export interface components {
             type: "rapids";
             vision?: boolean;
         };
+        /** @description 1.1: any seat, any time while active; never in legal-moves lists */
+        ThirteenBeaversMoveResign: {
+            /** @description ignored */
+            label?: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resign";
+        };
         ThirteenBeaversMoveUseTurbo: {
             /** @description ignored when posted back */
             label?: string;
@@ -2985,6 +3464,10 @@ export interface components {
         /** @description The match as the caller may see it: thirteen-beavers */
         ThirteenBeaversView: {
             board: components["schemas"]["ThirteenBeaversBoard"];
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            deadline?: {
+                [key: string]: number;
+            };
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
