@@ -80,8 +80,10 @@ def test_replay_stepped_to_the_end_shows_the_records_result(driver: Any, live_se
     _, record = browser.http_json("GET", f"{live_server}/v1/matches/{created['match_id']}/record")
     moves = len(record["moves"])
     driver.get(f"{live_server}/play#/replay/{created['match_id']}")
-    step = lambda d: int(d.find_element(By.ID, "step").get_attribute("data-step"))  # noqa: E731
-    wait_for(driver, lambda d: d.find_elements(By.ID, "step") and step(d) == 0)
+    def step(d: Any) -> int:  # read in one script: the page redraws the stepper after every step
+        return int(d.execute_script("const el = document.getElementById('step'); return el ? el.dataset.step : -1"))
+
+    wait_for(driver, lambda d: step(d) == 0)
     assert int(driver.find_element(By.ID, "step").get_attribute("data-moves")) == moves
     driver.find_element(By.CSS_SELECTOR, "button[aria-label='Forward one move']").click()
     wait_for(driver, lambda d: step(d) == 1)
