@@ -68,3 +68,28 @@ def test_invite_link_claimed_from_a_second_browser(live_server: str):
         friend.get(f"{live_server}/play")
         friend.get(link)
         wait_for(friend, lambda d: "already taken" in d.find_element(By.ID, "notice").text)
+
+
+def test_public_match_joined_from_the_lobby(live_server: str):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    if not open_seats_supported(live_server):
+        pytest.skip("this server has no open seats yet (contract 1.1, issue 15)")
+    status, created = browser.http_json("POST", f"{live_server}/v1/matches", {
+        "game": "biberclan", "players": ["ana", {"name": "guest", "open": True}], "public": True})
+    assert status == 201
+    match_id = created["match_id"]
+    with browser.chromium() as guest:
+        guest.get(f"{live_server}/play")
+        wait_for(guest, lambda d: d.find_elements(By.CSS_SELECTOR, "#options [data-option]"))
+        Select(guest.find_element(By.ID, "game")).select_by_value("biberclan")
+        entry = f"#public-list li[data-match='{match_id}'] button"
+        wait_for(guest, lambda d: d.find_elements(By.CSS_SELECTOR, entry))
+        button = guest.find_element(By.CSS_SELECTOR, entry)
+        assert button.text == "Join as guest"
+        button.click()
+        wait_for(guest, lambda d: "#/match/" in d.current_url and page_state(d)["version"] >= 0)
+        assert "You play guest (seat 1)" in guest.find_element(By.CSS_SELECTOR, ".who").text
+    _, seats = browser.http_json("GET", f"{live_server}/v1/matches/{match_id}/seats")
+    assert [s["kind"] for s in seats["seats"]] == ["token", "claimed"]
