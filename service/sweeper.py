@@ -29,6 +29,7 @@ from typing import Any
 from service import clock
 from service.context import EXTENSION
 from service.matches import Lodge
+from service.store import DamagedMatch
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,9 @@ class Sweeper:
             taken += 1
             try:
                 when = self.lodge.advance(match_id)
+            except DamagedMatch:  # it cannot move any more (only its admin can delete it)
+                log.error("match %s is damaged: dropped from the clock schedule", match_id)
+                when = None
             except Exception:  # a store fault or a bug: log it, keep sweeping, look again soon
                 log.exception("sweeping match %s failed", match_id)
                 when = clock.now_ms() + RETRY_MS

@@ -194,3 +194,20 @@ def test_a_match_of_bots_stops_after_auto_moves_and_the_sweeper_goes_on(app: Any
     assert [m for m, _ in due] == [match.id]
     finish_by_sweeping(app, match)
     assert app.extensions[EXTENSION].schedule.due(2**62, 10) == []
+
+
+def test_an_idempotent_retry_answers_the_bots_moves_too(api: Api) -> None:
+    """The same Idempotency-Key again returns the first response byte for
+    byte: the caller's move and every bot move the request played after it."""
+    match = create(api, "biberbande", ["me", {"name": "Bobo", **H}], options={"rounds": 1})
+    token, saw_bot = match.token(0), False
+    for key in ("k1", "k2", "k3", "k4"):
+        move = strip_label(match.legal(0)[0])
+        first = api.move(match.id, token, move, headers={"Idempotency-Key": key})
+        assert first.status == 200, first
+        again = api.move(match.id, token, move, headers={"Idempotency-Key": key})
+        assert (again.status, again.body) == (200, first.body)
+        saw_bot = saw_bot or any(e["seat"] == 1 for e in first.json["events"])
+        if match.seat_view(0)["status"] == "finished":
+            break
+    assert saw_bot
