@@ -104,3 +104,15 @@ def test_clock_countdown(driver: Any, live_server: str):
     seconds = int(first.split()[1])
     assert 50 <= seconds <= 60
     wait_for(driver, lambda d: int(d.find_element(By.ID, "clock").text.split()[1]) < seconds)
+
+
+def test_resign_ends_a_two_seat_match(driver: Any, live_server: str):
+    from selenium.webdriver.common.by import By
+
+    created = create(live_server, "mein-lieber-biber", {})
+    open_as_seat(driver, live_server, created)
+    driver.execute_script("window.confirm = () => true")
+    driver.find_element(By.CSS_SELECTOR, "#moves button.resign").click()
+    wait_for(driver, lambda d: d.find_elements(By.ID, "result"))
+    assert driver.find_element(By.ID, "result").get_attribute("data-winners") == "1"
+    assert not driver.find_elements(By.CSS_SELECTOR, "#moves button")  # nothing more to do

@@ -38,7 +38,10 @@ export function matchPage(main, id, { spectate = false } = {}) {
     const moves = h("section", { class: "moves", "aria-label": "Your moves", id: "moves" },
       h("h2", {}, me === null ? "Spectating" : page.legal.length ? "Your move" : view.status === "active" ? "Waiting for the others…" : "Moves"),
       page.legal.map((mv, i) => h("button", { type: "button", class: "move", "data-move": i, disabled: page.busy,
-        onclick: () => play(mv) }, label(mv, view))));
+        onclick: () => play(mv) }, label(mv, view))),
+      me !== null && view.status === "active" ? h("button", { type: "button", class: "resign", disabled: page.busy,
+        onclick: () => { if (confirm("Resign this match? The server plays your seat from now on.")) play({ type: "resign" }); } },
+      "Resign") : null);
     const result = view.result ? h("section", { class: "result", id: "result", role: "status", "data-winners": view.result.winners.join(",") },
       h("h2", {}, "Result"), h("p", {}, resultText(view)),
       h("a", { href: `#/replay/${id}` }, "Replay this match")) : null;
