@@ -6,7 +6,7 @@ import { board, label, resultText, status, notify, explain, eventText } from "./
 export function matchPage(main, id, { spectate = false } = {}) {
   const held = spectate ? null : seats.get(id);
   const token = held && held.token;
-  const page = { id, token, view: null, legal: [], busy: false, es: null, lastEvent: -1, closed: false, log: [] };
+  const page = { id, token, view: null, legal: [], busy: false, es: null, lastEvent: -1, closed: false, log: [], conn: "connecting" };
   fill(main, h("p", {}, "Loading the match…"));
 
   async function refresh() {
@@ -50,7 +50,7 @@ export function matchPage(main, id, { spectate = false } = {}) {
     fill(main, 
       h("h1", {}, `${view.game} — match ${id}`),
       h("p", { class: "who" }, me === null ? "You are watching as a spectator." : `You play ${seatName(view, me)} (seat ${me}).`,
-        " ", h("a", { href: `#/watch/${id}` }, "spectator link"), view.status === "finished" ? null : h("span", { id: "conn", class: "conn" }, page.es ? "live" : "")),
+        " ", h("a", { href: `#/watch/${id}` }, "spectator link"), view.status === "finished" ? null : h("span", { id: "conn", class: "conn", "data-state": page.conn }, page.conn)),
       status(view), clock(view), result, moves, board(view), log);
   }
 
@@ -80,7 +80,7 @@ export function matchPage(main, id, { spectate = false } = {}) {
       addEvents(data.events);
       if (document.getElementById("notice").dataset.kind === "error") notify("");
       page.busy = false;
-      await show(data.state, data.legal_moves);
+      await show(data.state, data.legal_moves, { force: true });  // the stream may have drawn it while busy
     } catch (err) {
       page.busy = false;
       notify(explain(err), err.status === 409 ? "warn" : "error", { sticky: err.status !== 409 });
@@ -122,6 +122,7 @@ export function matchPage(main, id, { spectate = false } = {}) {
   }
 
   function setConn(text) {
+    page.conn = text;
     const el = document.getElementById("conn");
     if (el) { el.textContent = text; el.dataset.state = text; }
   }
