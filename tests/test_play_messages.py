@@ -116,3 +116,21 @@ def test_resign_ends_a_two_seat_match(driver: Any, live_server: str):
     wait_for(driver, lambda d: d.find_elements(By.ID, "result"))
     assert driver.find_element(By.ID, "result").get_attribute("data-winners") == "1"
     assert not driver.find_elements(By.CSS_SELECTOR, "#moves button")  # nothing more to do
+
+
+def test_moves_are_played_with_the_keyboard(driver: Any, live_server: str):
+    """Tab reaches the offered moves (real buttons with their labels as names), Enter plays one."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    created = create(live_server, "thirteen-beavers", {})
+    open_as_seat(driver, live_server, created)
+    active = "const a = document.activeElement; return a && a.classList.contains('move') ? a.textContent : null"
+    for _ in range(30):
+        ActionChains(driver).send_keys(Keys.TAB).perform()
+        if driver.execute_script(active):
+            break
+    name = driver.execute_script(active)
+    assert name in ("Guess higher", "Guess lower"), name
+    ActionChains(driver).send_keys(Keys.ENTER).perform()
+    wait_for(driver, moved_past(0))
