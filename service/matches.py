@@ -195,16 +195,24 @@ class Lodge:
         if not 0 <= seat < len(meta.kinds) or meta.kinds[seat] != seats.OPEN:
             raise seats.taken(meta, seat)
         token = auth.new_token(match_id)
-        outcome = self.store.claim(match_id, seat, auth.token_hash(token))
+        try:
+            outcome = self.store.claim(match_id, seat, auth.token_hash(token))
+        except WriteUnsettled as exc:
+            log.warning("store failed during a claim: %s", exc)
+            raise _unavailable(self.store, (
+                "the match store stopped answering while the seat was being claimed: it may be claimed now "
+                "(GET …/seats shows it); if it is, its token is lost, else claim it again")) from None
         if outcome == "missing":
             raise _not_found(match_id)
         if outcome == "finished":
             raise ApiError("match_finished", "the match is finished; its seats can no longer be claimed")
         if outcome != "ok":
             raise seats.taken(self.store.meta(match_id, fresh=True) or meta, seat)
-        meta = self.store.meta(match_id, fresh=True) or meta
-        if not meta.open_seats:
-            lobby.forget(self.store, meta)
+        meta = meta.with_claims({seat: auth.token_hash(token)})
+        with contextlib.suppress(redis.exceptions.RedisError):  # the seat is claimed: answer 201 whatever
+            meta = self.store.meta(match_id, fresh=True) or meta  # claims of other seats meanwhile
+            if not meta.open_seats:
+                lobby.forget(self.store, meta)
         return {"match_id": match_id, "seat": seat, "name": meta.players[seat], "token": token,
                 "state": view_of(game, meta, snap, seat_viewer(seat))}
 
@@ -395,9 +403,10 @@ class Lodge:
     def _compact(self, match_id: str, version: int, state: dict[str, Any]) -> None:
         """Compact the match that just finished (and take it out of the
         lobby); a failure leaves it whole."""
-        meta = self.store.meta(match_id)
-        if meta is not None:
-            lobby.forget(self.store, meta)
+        with contextlib.suppress(redis.exceptions.RedisError):  # a lobby entry left behind is dropped when listed
+            meta = self.store.meta(match_id)
+            if meta is not None:
+                lobby.forget(self.store, meta)
         try:
             self.store.compact(match_id, version, state)
         except (redis.exceptions.RedisError, DamagedMatch) as exc:

@@ -647,3 +647,21 @@ def test_claims_and_the_lobby_count_against_the_general_rate_limit():
     assert _claim(api, c["match_id"], 1).status == 201
     for r in (api.get("/v1/matches"), _claim(api, c["match_id"], 1), api.get(f"/v1/matches/{c['match_id']}/seats")):
         assert_problem(r, 429, "rate_limited")
+
+
+def test_a_store_failure_while_claiming_is_503_saying_the_seat_may_be_claimed(app, api: Api):
+    import redis
+
+    from service.context import EXTENSION
+
+    c = _open_match(api)
+    store = app.extensions[EXTENSION].store
+
+    def down(script, keys, args):
+        raise redis.exceptions.ConnectionError("store down")
+
+    store._write = down
+    r = _claim(api, c["match_id"], 1, c["invite"])
+    body = assert_problem(r, 503, "store_unavailable")
+    assert "may be claimed" in body["detail"] and r.header("retry-after")
+    assert c["invite"] not in body["detail"]
