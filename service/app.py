@@ -10,7 +10,7 @@ from typing import Any
 from flask import Flask, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from service import bodies, cors, docs_ui, errors, game_schemas, limits, metrics
+from service import bodies, cors, docs_ui, errors, game_schemas, limits, metrics, play
 from service.api import Api
 from service.config import Settings
 from service.context import EXTENSION
@@ -81,6 +81,7 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     game_schemas.document(api.spec, [g.id for g in registry])
     matches.document_legal(api.spec)
     docs_ui.install(app)
+    play.install(app)
     cors.install(app, settings.cors_origins)
     errors.register(app, settings.retry_after)
     limits.install(app, redis_client, settings, store.budget)

@@ -86,3 +86,24 @@ def static_server(folder: Path) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def http_json(method: str, url: str, body: Any = None, token: str | None = None) -> tuple[int, Any]:
+    """One JSON request to Lodge from the test itself (another client than the browser):
+    (status, parsed body or None).  HTTP errors are returned, not raised."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            raw = response.read()
+            return response.status, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as err:
+        raw = err.read()
+        return err.code, json.loads(raw) if raw else None
