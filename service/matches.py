@@ -305,7 +305,7 @@ class Lodge:
             new_state, events = outcome
             new_version = snap.version + 1
             own = ({"version": new_version, "seat": seat, "move": move}, stamp(events, new_version))
-            moves = server_moves(game, meta, Snapshot(new_version, new_state), [own])
+            moves = self._server_moves(game, meta, Snapshot(new_version, new_state), [own])
             body = _move_body(game, meta, viewer, moves.snap, [e for _, step in moves.steps for e in step],
                               legal)
             result = self._write(match_id, game, meta, snap.version, moves, idem, request)
@@ -324,6 +324,13 @@ class Lodge:
             snap, fresh = result.conflict, True
         metrics.CONFLICTS.labels("refused").inc()
         raise _conflict(snap.version, None)
+
+    def _server_moves(self, game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
+                      timed: int | None = None) -> ServerMoves:
+        """:func:`server_moves`; the bots' thinking is not store time, so it
+        does not spend the request's store budget."""
+        with self.store.off_budget():
+            return server_moves(game, meta, snap, steps, timed)
 
     def _write(self, match_id: str, game: Game, meta: Meta, expected: int, moves: ServerMoves,
                idem: str | None = None, request: str = "") -> ApplyResult:
@@ -354,7 +361,7 @@ class Lodge:
         sweeper's, settled by the compare-and-set)."""
         if meta.clock_ms is None and owed_seat(game, meta, snap.state) is None:
             return snap
-        moves = server_moves(game, meta, snap, [])
+        moves = self._server_moves(game, meta, snap, [])
         if moves.steps:
             if self._write(match_id, game, meta, snap.version, moves).version is not None:
                 return moves.snap
@@ -384,7 +391,7 @@ class Lodge:
                     game, snap.state, snap.deadline, now)
                 if timed is None and owed_seat(game, meta, snap.state) is None:
                     return clock.next_look(snap.deadline, False, now)
-                moves = server_moves(game, meta, snap, [], timed)
+                moves = self._server_moves(game, meta, snap, [], timed)
                 result = self._write(match_id, game, meta, snap.version, moves)
                 if result.version is not None:
                     return clock.next_look(moves.snap.deadline, moves.owed, clock.now_ms())

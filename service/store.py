@@ -275,6 +275,18 @@ class Store:
         finally:
             _DEADLINE.reset(token)
 
+    @contextlib.contextmanager
+    def off_budget(self) -> Iterator[None]:
+        """Time spent in the block (the server's bots thinking, no store
+        call) does not count against the request's store budget."""
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            deadline = _DEADLINE.get()
+            if deadline is not None:
+                _DEADLINE.set(deadline + time.monotonic() - started)
+
     # --- writes ---------------------------------------------------------
     def create(self, meta: Meta, state: dict[str, Any], events: list[dict[str, Any]]) -> bool:
         """Write a new match (version 0); False when the id is taken."""

@@ -281,3 +281,19 @@ def test_budget_stops_retries_at_the_deadline():
             retry.call_with_retry(fail, lambda error: None)
     assert len(tries) == 3, "no try starts after the deadline"
     assert retry.call_with_retry(lambda: 7, lambda error: None) == 7  # no budget open: plain retry
+
+
+def test_time_off_the_budget_is_not_store_time(client):
+    """A bot's thinking inside a request (:meth:`Store.off_budget`) leaves
+    the request its whole store budget; the same wait on the budget spends it."""
+    import time
+
+    store = Store(client, ttl=TTL, settings=Settings(redis_budget=0.3))
+    create(store)
+    with store.budget():
+        with store.off_budget():
+            time.sleep(0.4)
+        assert apply(store, 0, 1).version == 1
+    with pytest.raises(redis.exceptions.TimeoutError, match="budget"), store.budget():
+        time.sleep(0.4)
+        apply(store, 1, 2)

@@ -111,7 +111,31 @@ def _shared_events(own_end: Schema | None) -> dict[str, Schema]:
                        description="1.1: the match ended because all seats but one resigned")
     return {"resigned": seat_event("resigned", "1.1: the seat resigned"),
             "timed_out": seat_event("timed_out", "1.1: the seat's deadline passed; its fallback move follows"),
-            "match_ended": {"oneOf": [own_end, resigned_end]} if own_end else resigned_end}
+            "match_ended": _either(own_end, resigned_end) if own_end else resigned_end}
+
+
+def _either(own: Schema, other: Schema) -> Schema:
+    """One closed object taking either event shape: every field of both
+    (a field both have in different shapes takes either: enums joined),
+    required only where both require it (a discriminator mapping must name
+    an object schema, not a ``oneOf``)."""
+    properties = dict(other["properties"])
+    for name, schema in own["properties"].items():
+        theirs = properties.get(name)
+        if theirs is None or theirs == schema:
+            properties[name] = schema
+        elif "enum" in schema and "enum" in theirs:
+            extra = [value for value in theirs["enum"] if value not in schema["enum"]]
+            properties[name] = {**schema, "enum": [*schema["enum"], *extra]}
+        else:
+            properties[name] = {"anyOf": [schema, theirs]}
+    required = [name for name in own.get("required", []) if name in other.get("required", [])]
+    out: Schema = {**own, "properties": properties,
+                   "description": " / ".join(filter(None, (own.get("description"), other.get("description"))))}
+    out.pop("required", None)
+    if required:
+        out["required"] = required
+    return out
 
 
 def components(game_id: str, view: Schema) -> dict[str, Schema]:

@@ -1488,25 +1488,20 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
+        /** @description 1.1: the match ended because all seats but one resigned */
         BiberbandeEventMatchEnded: {
+            /** @enum {string} */
+            reason?: "resigned";
             result: {
                 ranking: number[][];
                 scores: number[];
                 winners: number[];
-            };
-            /** @description the acting seat; null for the table */
-            seat: number | null;
-            /** @enum {string} */
-            type: "match_ended";
-            /** @description the version the move that caused it produced */
-            version: number;
-        } | {
-            /** @enum {string} */
-            reason: "resigned";
-            result: components["schemas"]["Result"];
-            /** @description null */
-            seat: number | null;
-            /** @enum {string} */
+            } | components["schemas"]["Result"];
+            seat: (number | null) | (number | null);
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "match_ended";
             version: number;
         };
@@ -2038,27 +2033,20 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
+        /** @description 1.1: the match ended because all seats but one resigned */
         BiberclanEventMatchEnded: {
             /** @enum {string} */
-            reason: "rounds" | "five_of_a_kind";
+            reason: "rounds" | "five_of_a_kind" | "resigned";
             result: {
                 ranking: number[][];
                 scores: number[];
                 winners: number[];
-            };
-            /** @description the acting seat; null for the table */
-            seat: number | null;
-            /** @enum {string} */
-            type: "match_ended";
-            /** @description the version the move that caused it produced */
-            version: number;
-        } | {
-            /** @enum {string} */
-            reason: "resigned";
-            result: components["schemas"]["Result"];
-            /** @description null */
-            seat: number | null;
-            /** @enum {string} */
+            } | components["schemas"]["Result"];
+            seat: (number | null) | (number | null);
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "match_ended";
             version: number;
         };
@@ -2789,25 +2777,20 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
+        /** @description 1.1: the match ended because all seats but one resigned */
         MeinLieberBiberEventMatchEnded: {
+            /** @enum {string} */
+            reason?: "resigned";
             result: {
                 ranking: number[][];
                 scores: number[];
                 winners: number[];
-            };
-            /** @description the acting seat; null for the table */
-            seat: number | null;
-            /** @enum {string} */
-            type: "match_ended";
-            /** @description the version the move that caused it produced */
-            version: number;
-        } | {
-            /** @enum {string} */
-            reason: "resigned";
-            result: components["schemas"]["Result"];
-            /** @description null */
-            seat: number | null;
-            /** @enum {string} */
+            } | components["schemas"]["Result"];
+            seat: (number | null) | (number | null);
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "match_ended";
             version: number;
         };
@@ -3279,25 +3262,19 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
+        /** @description 1.1: the match ended because all seats but one resigned */
         ThirteenBeaversEventMatchEnded: {
             /** @enum {string} */
-            reason: "paradise" | "max_turns";
-            /** @description the acting seat; null for the table */
-            seat: number | null;
-            /** @enum {string} */
-            type: "match_ended";
-            /** @description the version the move that caused it produced */
-            version: number;
-            winners: number[];
-        } | {
-            /** @enum {string} */
-            reason: "resigned";
-            result: components["schemas"]["Result"];
-            /** @description null */
-            seat: number | null;
-            /** @enum {string} */
+            reason: "paradise" | "max_turns" | "resigned";
+            result?: components["schemas"]["Result"];
+            seat: (number | null) | (number | null);
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "match_ended";
             version: number;
+            winners?: number[];
         };
         ThirteenBeaversEventMatchStarted: {
             /** @enum {string} */
