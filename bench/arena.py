@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -40,7 +38,7 @@ from arena import results, tournament
 from arena.entrants import Entrant
 from bench import write_report
 from bench.servers import cpu_seconds
-from devtools.servers import ROOT, ServerError, free_port, start_gunicorn, start_redis, stop_process, tail
+from devtools.servers import ROOT, start_gunicorn, start_redis, stop_process
 from engine import REGISTRY
 
 #: Server settings of the loops' comparison: no per-client limits (one loopback client plays fast).
@@ -116,30 +114,15 @@ def drive_matches(server: object, url: str, game: str, seeds: list[int],
 
 
 def start_revision(revision: str, work: Path, redis_url: str, workers: int) -> tuple[subprocess.Popen, str]:
-    """gunicorn serving ``revision``'s code (``git archive`` into ``work``), like
+    """gunicorn serving ``revision``'s code (``git archive`` into ``work``), by
     :func:`devtools.servers.start_gunicorn`."""
     code = work / f"code-{revision}"
     code.mkdir()
     archive = subprocess.run(["git", "archive", revision], cwd=ROOT, check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(code)], input=archive, check=True)
-    port = free_port()
-    env = dict(os.environ, HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY=str(workers), PYTHONUNBUFFERED="1",
-               REDIS_URL=redis_url, **NO_LIMITS)
-    log = work / f"gunicorn-{revision}.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(code / "deploy" / "gunicorn.conf.py"),
-                                 "service.app:create_app()"], cwd=code, env=env, stdout=out, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            if requests.get(base + "/healthz", timeout=1).status_code == 200:
-                return proc, base
-        except requests.RequestException:
-            pass
-        time.sleep(0.1)
-    stop_process(proc, timeout=20)
-    raise ServerError(f"gunicorn ({revision}) did not answer /healthz on {base}:\n{tail(log)}")
+    run = work / f"run-{revision}"
+    run.mkdir()
+    return start_gunicorn(run, redis_url, workers, dict(NO_LIMITS), code=code)
 
 
 def loops(server: object, url: str, game: str, matches: int, baseline: tuple[object, str] | None = None) -> dict:

@@ -99,9 +99,11 @@ def start_redis(workdir: Path, port: int | None = None, attempts: int = 5,
 
 
 def start_gunicorn(workdir: Path, redis_url: str | None, workers: int = 2,
-                   extra_env: dict[str, str] | None = None, app: str = LODGE_APP) -> tuple[subprocess.Popen, str]:
+                   extra_env: dict[str, str] | None = None, app: str = LODGE_APP,
+                   code: Path = ROOT) -> tuple[subprocess.Popen, str]:
     """gunicorn with deploy/gunicorn.conf.py on a free port, waited for until
-    /healthz answers; ``redis_url`` None runs it on the embedded store.
+    /healthz answers; ``redis_url`` None runs it on the embedded store;
+    ``code``: the source tree it serves (another revision's, for a benchmark).
     Returns (process, base URL); stop it with :func:`stop_process`."""
     import requests
 
@@ -113,8 +115,8 @@ def start_gunicorn(workdir: Path, redis_url: str | None, workers: int = 2,
         env["REDIS_URL"] = redis_url
     log = workdir / "gunicorn.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(GUNICORN_CONF), app],
-                                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(code / GUNICORN_CONF.relative_to(ROOT)),
+                                 app], cwd=code, env=env, stdout=out, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and proc.poll() is None:
