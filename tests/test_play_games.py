@@ -38,15 +38,6 @@ def driver() -> Any:
         yield d
 
 
-def bots_supported(base: str) -> bool:
-    """Whether the server plays bot seats (contract 1.1, issue 15)."""
-    status, body = browser.http_json("POST", f"{base}/v1/matches", {
-        "game": "biberbande", "players": ["me", {"name": "b", "bot": "random"}]})
-    if status == 201:
-        browser.http_json("DELETE", f"{base}/v1/matches/{body['match_id']}", token=body["admin_token"])
-    return status == 201
-
-
 def page_state(d: Any) -> dict[str, Any]:
     """What the page shows: version, status, whether a result is shown, the enabled moves."""
     return d.execute_script("""
@@ -173,8 +164,6 @@ def fill_lobby(d: Any, base: str, game: str, kind: str) -> None:
 
 @pytest.mark.parametrize("game", GAMES)
 def test_whole_match_against_a_server_bot(driver: Any, live_server: str, game: str):
-    if not bots_supported(live_server):
-        pytest.skip("this server has no bot seats yet (contract 1.1, issue 15)")
     browser.requested_urls(driver)
     fill_lobby(driver, live_server, game, "heuristic")
     wait_for(driver, lambda drv: "#/match/" in drv.current_url)

@@ -16,22 +16,9 @@ pytestmark = [pytest.mark.live,
               pytest.mark.skipif(browser.missing() is not None, reason=browser.missing() or "")]
 
 
-def open_seats_supported(base: str) -> bool:
-    """Whether the server has open seats, invites and the seat list (contract 1.1, issue 15)."""
-    status, body = browser.http_json("POST", f"{base}/v1/matches", {
-        "game": "biberbande", "players": ["me", {"name": "friend", "open": True}]})
-    if status != 201:
-        return False
-    listed, _ = browser.http_json("GET", f"{base}/v1/matches/{body['match_id']}/seats")
-    browser.http_json("DELETE", f"{base}/v1/matches/{body['match_id']}", token=body["admin_token"])
-    return "invite" in body and listed == 200
-
-
 def test_invite_link_claimed_from_a_second_browser(live_server: str):
     from selenium.webdriver.common.by import By
 
-    if not open_seats_supported(live_server):
-        pytest.skip("this server has no open seats yet (contract 1.1, issue 15)")
     with browser.chromium() as host, browser.chromium() as friend:
         fill_lobby(host, live_server, "thirteen-beavers", "open")
         field = wait_for(host, lambda d: d.find_elements(By.CSS_SELECTOR, "input.invite"))[0]
@@ -74,8 +61,6 @@ def test_public_match_joined_from_the_lobby(live_server: str):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    if not open_seats_supported(live_server):
-        pytest.skip("this server has no open seats yet (contract 1.1, issue 15)")
     status, created = browser.http_json("POST", f"{live_server}/v1/matches", {
         "game": "biberclan", "players": ["ana", {"name": "guest", "open": True}], "public": True})
     assert status == 201
