@@ -148,8 +148,10 @@ def post_worker_init(worker) -> None:
 
     threading.Thread(target=close_streams_on_exit, name="lodge-shutdown", daemon=True).start()
     from service import sweeper  # clocks and the moves the server owes (service/sweeper.py)
+    from service.context import EXTENSION
 
-    sweeper.start(worker.wsgi, lambda: worker.alive)
+    if EXTENSION in getattr(worker.wsgi, "extensions", {}):  # not bench/reference_app.py, run under this file too
+        sweeper.start(worker.wsgi, lambda: worker.alive)
 
 
 def _bound_reads(seconds: float) -> None:
