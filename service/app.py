@@ -82,14 +82,15 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     matches.document_legal(api.spec)
     docs_ui.install(app)
     play.install(app)
-    cors.install(app, settings.cors_origins)
+    cors_headers = cors.install(app, settings.cors_origins)
     errors.register(app, settings.retry_after)
-    limits.install(app, redis_client, settings, store.budget)
+    limiter = limits.install(app, redis_client, settings, store.budget)
     metrics.instrument(app)
     app.before_request(_limit_streamed_body)
     bodies.install(app)
-    hot.install(app, app.extensions[EXTENSION], errors.handlers(settings.retry_after),
-                enabled=not settings.rate_limit_enabled and settings.cors_origins == ["*"])
+    hot.install(app, app.extensions[EXTENSION], errors.handlers(settings.retry_after), cors_headers,
+                limits.Gate(limiter, settings.rate_limit_default) if settings.rate_limit_enabled else None)
+    limits.trust_proxies(app, settings)
     return app
 
 

@@ -34,9 +34,15 @@ per client address and worker process (a thread each); one more is 429
 workers × that many per client: a count in Redis would outlive a killed
 worker and lock a client out.
 
+The hot paths (:mod:`service.routes.hot`: GET match, GET legal-moves, POST
+moves, answered below Flask) count against the same application limits
+through :class:`Gate`: the same counters, keys and strategy, the same 429
+and headers, within the same budget.
+
 The client address is the peer's, unless ``TRUSTED_PROXIES`` = n > 0: then
 werkzeug's ProxyFix takes it from the n-th last ``X-Forwarded-For`` entry
-(set that only behind that many proxies that overwrite the header).
+(set that only behind that many proxies that overwrite the header).  It wraps
+the whole WSGI app, hot paths included (:func:`trust_proxies`).
 """
 from __future__ import annotations
 
@@ -51,11 +57,12 @@ from typing import Any
 import redis
 from flask import Flask, Response, current_app, g, request
 from flask_limiter import Limiter, RequestLimit
+from limits import RateLimitItem, parse_many
 from limits.storage import RedisClusterStorage, RedisStorage, Storage
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service.config import Settings
-from service.errors import ApiError, problem
+from service.errors import ApiError
 from service.redis_client import LazyCluster
 
 log = logging.getLogger(__name__)
@@ -64,6 +71,9 @@ WAITS = "lodge.waits"
 EXEMPT = ("ops.Health", "ops.Ready", "ops.Metrics")
 #: Endpoints that wait for changes: each look at the store has its own budget.
 WAITING = ("matches.Events", "stream.Stream")
+#: flask-limiter's key prefix for Lodge's counters, and the scope of its application limits.
+KEY_PREFIX = "lodge"
+GLOBAL = "global"
 
 
 def client_address() -> str:
@@ -120,24 +130,37 @@ class SharedClusterStorage(RedisClusterStorage):
         Storage.__init__(self, uri, wrap_exceptions, **options)
 
 
-def _rate_limited(limit: RequestLimit) -> Response:
+def breach(limit: RequestLimit) -> ApiError:
+    """429 ``rate_limited`` for a request over ``limit``."""
     retry = max(1, int(limit.reset_at - time.time()))
-    return problem("rate_limited",
-                   f"too many requests from this client (limit {limit.limit}); retry after {retry} s",
-                   headers={"Retry-After": str(retry)})
+    return ApiError("rate_limited", f"too many requests from this client (limit {limit.limit}); retry after {retry} s",
+                    headers={"Retry-After": str(retry)})
+
+
+def _rate_limited(limit: RequestLimit) -> Response:
+    return breach(limit).response()
+
+
+def rate_headers(current: RequestLimit) -> list[tuple[str, str]]:
+    """flask-limiter's ``X-RateLimit-*`` headers for ``current``; none when
+    the counters' store is down (the request's own answer stands)."""
+    try:
+        return [("X-RateLimit-Limit", str(current.limit.amount)), ("X-RateLimit-Remaining", str(current.remaining)),
+                ("X-RateLimit-Reset", str(current.reset_at))]
+    except Exception:
+        log.warning("rate limit headers unavailable", exc_info=True)
+        return []
 
 
 def install(app: Flask, redis_client: Any, settings: Settings,
             budget: Callable[[], AbstractContextManager[None]]) -> Limiter:
     """Rate limits on ``app`` with counters in ``redis_client``'s Redis,
     looked up within the request's store ``budget``."""
-    if settings.trusted_proxies > 0:
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)  # type: ignore[method-assign]
     uri, options = storage(redis_client, settings)
     limiter = Limiter(
         client_address, application_limits=[settings.rate_limit_default],
         storage_uri=uri, storage_options=options, strategy="fixed-window",
-        headers_enabled=False, key_prefix="lodge", swallow_errors=True, on_breach=_rate_limited,
+        headers_enabled=False, key_prefix=KEY_PREFIX, swallow_errors=True, on_breach=_rate_limited,
         enabled=settings.rate_limit_enabled)
     app.before_request(lambda: _hold_budget(budget))
     limiter.init_app(app)  # its check runs between the two hooks
@@ -180,15 +203,51 @@ def _headers(limiter: Limiter, response: Response) -> Response:
     request.  (Its own ``headers_enabled`` would also rewrite every
     ``Retry-After``, a 503's included, to its window's reset, rounded down to 0.)"""
     current = limiter.current_limit if limiter.enabled else None
-    if current is None:
-        return response
-    try:
-        response.headers["X-RateLimit-Limit"] = str(current.limit.amount)
-        response.headers["X-RateLimit-Remaining"] = str(current.remaining)
-        response.headers["X-RateLimit-Reset"] = str(current.reset_at)
-    except Exception:  # the counters' store is down: the request's own answer stands
-        log.warning("rate limit headers unavailable", exc_info=True)
+    if current is not None:
+        for name, value in rate_headers(current):
+            response.headers[name] = value
     return response
+
+
+def trust_proxies(app: Flask, settings: Settings) -> None:
+    """ProxyFix around the whole WSGI app when ``TRUSTED_PROXIES`` > 0 (call last)."""
+    if settings.trusted_proxies > 0:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)  # type: ignore[method-assign]
+
+
+class Gate:
+    """The application limits (``RATE_LIMIT_DEFAULT``) of a request answered
+    below Flask, as flask-limiter applies them to the Flask routes: the same
+    counters (its strategy and storage, its keys: prefix, client address,
+    ``global``), smallest window first, stopping at the first breach; the
+    same 429 (:func:`breach`) and ``X-RateLimit-*`` headers (the breached
+    limit's, else the smallest window's); a store that cannot be reached
+    lets the request through."""
+
+    def __init__(self, limiter: Limiter, default: str):
+        self.limiter = limiter
+        self.items: list[RateLimitItem] = sorted(parse_many(default))
+
+    def check(self, address: str) -> list[tuple[str, str]]:
+        """Count one request of ``address``: its ``X-RateLimit-*`` headers,
+        or :class:`ApiError` 429 carrying them."""
+        args = [KEY_PREFIX, address, GLOBAL]
+        try:
+            current = None
+            for item in self.items:
+                hit = self.limiter.limiter.hit(item, *args)
+                if current is None or not hit:
+                    current = RequestLimit(self.limiter, item, args, not hit, True)
+                if not hit:
+                    error = breach(current)
+                    error.headers.update(rate_headers(current))
+                    raise error
+        except ApiError:
+            raise
+        except Exception:
+            log.exception("Failed to rate limit. Swallowing error")
+            return []
+        return [] if current is None else rate_headers(current)
 
 
 def wait_slot() -> Any:

@@ -23,12 +23,15 @@ the same :class:`service.matches.Lodge` method, so the checks, their order,
 errors, redaction and idempotency are the same code; failures become the
 same problems (:func:`service.errors.respond` with the app's handlers).
 Every answer carries the headers the Flask path gives it (``ETag``,
-``Cache-Control``, ``Vary``, the CORS headers of ``CORS_ORIGINS=*``) and is
-counted and timed in the same metrics under the same route template.
+``Cache-Control``, ``Vary``, the CORS headers from flask-cors' own options,
+the ``X-RateLimit-*`` headers) and is counted and timed in the same metrics
+under the same route template.
 
-The dispatcher stands aside (everything goes to Flask) when per-client rate
-limits are on (flask-limiter counts them in its request hooks) or when
-``CORS_ORIGINS`` lists origins (the headers then depend on ``Origin``).
+In the order of the Flask path's hooks: the request's store budget opens,
+the per-client application limits count it (:class:`service.limits.Gate`:
+flask-limiter's counters; a request handed to Flask is counted there, never
+twice), then the route runs.  The client address is ``REMOTE_ADDR``, set by
+ProxyFix around the whole app when ``TRUSTED_PROXIES`` says so.
 """
 from __future__ import annotations
 
@@ -40,11 +43,13 @@ from http import HTTPStatus
 from typing import Any
 
 import orjson
+from werkzeug.datastructures import EnvironHeaders
 
 from service import metrics
 from service.api import MAX_DEPTH
-from service.cors import EXPOSE_HEADERS
+from service.cors import Headers
 from service.errors import Handler, respond
+from service.limits import Gate
 from service.matches import Lodge
 from service.schemas import IDEMPOTENCY_KEY
 
@@ -60,8 +65,9 @@ QUERY = {None: frozenset({"legal"}), "/moves": frozenset({"seat", "legal"}), "/l
 _FLAGS = {"true": True, "false": False, "1": True, "0": False}
 _SEAT = re.compile(r"[0-9]{1,9}")
 _BODY_KEYS = frozenset({"move", "version"})
-CORS = [("Access-Control-Allow-Origin", "*"), ("Access-Control-Expose-Headers", ", ".join(EXPOSE_HEADERS))]
 JSON = "application/json"
+#: What a request asks for once its checks passed: the answer, when called.
+Answer = Callable[[], tuple[int, list[tuple[str, str]], bytes]]
 
 
 class Fallback(Exception):
@@ -123,8 +129,9 @@ class HotPaths:
     docstring), everything else by ``flask_app``."""
 
     def __init__(self, flask_app: WsgiApp, lodge: Lodge, handlers: dict[type[Exception], Handler],
-                 max_body: int | None):
+                 max_body: int | None, cors: Headers, gate: Gate | None):
         self.flask_app, self.lodge, self.handlers, self.max_body = flask_app, lodge, handlers, max_body
+        self.cors, self.gate = cors, gate
         self._requests: dict[tuple[str, str, int], Any] = {}
         self._latency: dict[tuple[str, str], Any] = {}
 
@@ -138,22 +145,30 @@ class HotPaths:
         if (method == "POST") != (tail == "/moves"):
             return self.flask_app(environ, start_response)
         try:
-            query = _query(environ.get("QUERY_STRING", ""), QUERY[tail])
-            status, headers, data = self._answer(environ, match_id, tail, query)
+            answer = self._checked(environ, match_id, tail, _query(environ.get("QUERY_STRING", ""), QUERY[tail]))
         except Fallback:
             return self.flask_app(environ, start_response)
-        except Exception as error:  # the problem Flask's handlers give
-            response = respond(self.handlers, error)
-            for name, value in CORS:
-                response.headers.setdefault(name, value)
-            self._observe(tail, method, response.status_code, started)
-            return response(environ, start_response)
-        start_response(_STATUS[status], [*headers, *CORS])
+        cors = self.cors(EnvironHeaders(environ))
+        limited: list[tuple[str, str]] = []
+        with self.lodge.store.budget():
+            try:
+                if self.gate is not None:
+                    limited = self.gate.check(environ.get("REMOTE_ADDR") or "unknown")
+                status, headers, data = answer()
+            except Exception as error:  # the problem Flask's handlers give
+                response = respond(self.handlers, error)
+                for name, value in [*cors, *limited]:
+                    response.headers.add(name, value)
+                self._observe(tail, method, response.status_code, started)
+                return response(environ, start_response)
+        start_response(_STATUS[status], [*headers, *cors, *limited])
         self._observe(tail, method, status, started)
         return [data]
 
-    def _answer(self, environ: dict[str, Any], match_id: str, tail: str | None,
-                query: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
+    def _checked(self, environ: dict[str, Any], match_id: str, tail: str | None,
+                 query: dict[str, Any]) -> Answer:
+        """The request's answer to run, once every check that may hand it to
+        Flask has passed (Fallback otherwise)."""
         authorization = environ.get("HTTP_AUTHORIZATION")
         if tail == "/moves":
             if "HTTP_IF_MATCH" in environ:
@@ -162,14 +177,25 @@ class HotPaths:
             if key is not None and not IDEMPOTENCY_KEY.match(key):
                 raise Fallback
             _data, move, version = _body(environ, self.max_body)
-            status, body, new_version = self.lodge.play(match_id, authorization, query.get("seat"), move, version,
-                                                        key, query.get("legal", False))
-            return status, [*_etag(new_version), ("Content-Type", JSON), ("Content-Length", str(len(body)))], body
+            return lambda: self._move(match_id, authorization, query, move, version, key)
         if tail == "/legal-moves":
-            body = orjson.dumps(self.lodge.legal_moves(match_id, authorization, query.get("seat")))
-            return 200, [("Content-Type", JSON), ("Content-Length", str(len(body)))], body
-        version, view = self.lodge.view(match_id, authorization, environ.get("HTTP_IF_NONE_MATCH"),
-                                        query.get("legal", False))
+            return lambda: self._legal_moves(match_id, authorization, query)
+        return lambda: self._view(match_id, authorization, query, environ.get("HTTP_IF_NONE_MATCH"))
+
+    def _move(self, match_id: str, authorization: str | None, query: dict[str, Any], move: dict[str, Any],
+              version: int | None, key: str | None) -> tuple[int, list[tuple[str, str]], bytes]:
+        status, body, new_version = self.lodge.play(match_id, authorization, query.get("seat"), move, version,
+                                                    key, query.get("legal", False))
+        return status, [*_etag(new_version), ("Content-Type", JSON), ("Content-Length", str(len(body)))], body
+
+    def _legal_moves(self, match_id: str, authorization: str | None,
+                     query: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
+        body = orjson.dumps(self.lodge.legal_moves(match_id, authorization, query.get("seat")))
+        return 200, [("Content-Type", JSON), ("Content-Length", str(len(body)))], body
+
+    def _view(self, match_id: str, authorization: str | None, query: dict[str, Any],
+              if_none_match: str | None) -> tuple[int, list[tuple[str, str]], bytes]:
+        version, view = self.lodge.view(match_id, authorization, if_none_match, query.get("legal", False))
         if view is None:
             return 304, _etag(version), b""
         body = orjson.dumps(view)
@@ -192,7 +218,9 @@ class HotPaths:
 _STATUS = {s.value: f"{s.value} {s.phrase.upper()}" for s in HTTPStatus}
 
 
-def install(flask_app: Any, lodge: Lodge, handlers: dict[type[Exception], Handler], *, enabled: bool) -> None:
-    """Put the dispatcher in front of ``flask_app.wsgi_app`` when ``enabled``."""
-    if enabled:
-        flask_app.wsgi_app = HotPaths(flask_app.wsgi_app, lodge, handlers, flask_app.config.get("MAX_CONTENT_LENGTH"))
+def install(flask_app: Any, lodge: Lodge, handlers: dict[type[Exception], Handler], cors: Headers,
+            gate: Gate | None) -> None:
+    """Put the dispatcher in front of ``flask_app.wsgi_app``; ``cors``: the
+    CORS headers of an answer, ``gate``: the rate limits (None when off)."""
+    flask_app.wsgi_app = HotPaths(flask_app.wsgi_app, lodge, handlers, flask_app.config.get("MAX_CONTENT_LENGTH"),
+                                  cors, gate)

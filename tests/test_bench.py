@@ -1,0 +1,34 @@
+"""``make bench``'s HTTP benchmark runs (a short one): both apps boot under
+the same gunicorn configuration, answer every request, and the report
+holds the ratios the README quotes.  Speed itself is never asserted here
+(``make bench`` measures it)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench import http_bench
+from devtools.servers import stop_process
+from tests.conftest import start_redis
+
+
+@pytest.mark.parametrize("rate_limits", [False, True])
+def test_http_bench_runs_lodge_and_the_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 rate_limits: bool):
+    monkeypatch.setattr(http_bench, "REQUESTS", 48)
+    monkeypatch.setattr(http_bench, "WARMUP", 8)
+    monkeypatch.setattr(http_bench, "ROUNDS", 2)
+    redis, url = start_redis(tmp_path)
+    try:
+        report = http_bench.run(redis, url, "biberclan", rate_limits=rate_limits)
+    finally:
+        stop_process(redis)
+    assert report["rate_limits"] is rate_limits
+    for app in ("lodge", "reference"):
+        for scenario in ("move", "view"):
+            measured = report[app][scenario]
+            assert measured["requests"] == 48, (app, scenario, measured)
+            assert measured["server_cpu_s"] > 0 and measured["p99_ms"] >= measured["p50_ms"] > 0
+    assert set(report["ratio_per_cpu_s"]) == {"move", "view"}
+    assert all(ratio > 0 for ratio in report["ratio_per_cpu_s"].values())
