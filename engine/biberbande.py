@@ -29,6 +29,7 @@ State (the snapshot: a plain JSON dict, never mutated once returned):
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from engine import core
@@ -445,12 +446,17 @@ def players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
     """BB-7.1: display cards to the admin, or to everyone once finished (BB-5.1);
     ``known`` per BB-5.6."""
     shown = state["status"] == FINISHED or viewer.is_admin
-    return [
-        {"seat": s, "name": name,
-         "display": [CODEC.card[c] if shown else None for c in state["display"][s]],
-         "known": [core.known_value(CODEC.card[c], mask, viewer, state["recall"])
-                   for c, mask in zip(state["display"][s], state["known"][s])]}
-        for s, name in enumerate(state["names"])]
+    seer = core.recall_mask(viewer, state["recall"])
+    return [_player_view(s, name, state["display"][s], state["known"][s], shown, seer)
+            for s, name in enumerate(state["names"])]
+
+
+def _player_view(seat: int, name: str, row: str, masks: list[int], shown: bool, seer: int) -> dict[str, Any]:
+    """One seat of BB-7.1: its display if ``shown``; ``known``: the cards whose
+    knowers include ``seer`` (:func:`core.recall_mask`, BB-5.6)."""
+    return {"seat": seat, "name": name, "display": CODEC.decode(row) if shown else [None] * len(row),
+            "known": [CODEC.card[c] if mask & seer else None for c, mask in zip(row, masks)] if seer
+            else [None] * len(row)}
 
 
 def board_view(state: State, viewer: Viewer) -> dict[str, Any]:
@@ -472,12 +478,20 @@ def board_view(state: State, viewer: Viewer) -> dict[str, Any]:
 def _history_view(state: State) -> list[dict[str, Any]]:
     """Finished rounds, public (BB-6.1 reveals every display; D20)."""
     out = []
-    for i, (knocker, reason, cards) in enumerate(state["history"]):
-        rows = [cards[k:k + 4] for k in range(0, len(cards), 4)]
+    for i, (knocker, reason, codes) in enumerate(state["history"]):
+        displays, points = _scored_displays(codes)
         out.append({"round": i + 1, "starter": _starter(state, i + 1), "knocker": knocker,
-                    "reason": reason, "displays": [CODEC.decode(row) for row in rows],
-                    "points": [_points(row) for row in rows]})
+                    "reason": reason, "displays": [list(row) for row in displays], "points": list(points)})
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _scored_displays(codes: str) -> tuple[tuple[tuple[str, ...], ...], tuple[int, ...]]:
+    """A finished round's displays (four codes a seat) as card ids, and their
+    points (BB-6.3).  Memoized: every view repeats the whole history; the
+    view copies the tuples into fresh lists."""
+    rows = [codes[k:k + 4] for k in range(0, len(codes), 4)]
+    return tuple(tuple(CODEC.decode(row)) for row in rows), tuple(_points(row) for row in rows)
 
 
 def redact_dealt(event: Event, viewer: Viewer) -> Event:

@@ -495,31 +495,35 @@ def shown(viewer: Viewer, card: str | None, public: bool, owner: int | None = No
     return card if public or viewer.sees_private(owner) else None
 
 
-def card_entry(viewer: Viewer, card: str, public: bool, owner: int | None, knowers: int,
-               recall: str) -> dict[str, Any]:
-    """``card`` (BC-5.3, BC-5.4) plus ``known`` beside a hidden card (BC-5.5)."""
-    value = shown(viewer, card, public, owner)
-    entry: dict[str, Any] = {"card": value}
-    if value is None:
-        known = core.known_value(card, knowers, viewer, recall)
-        if known is not None:
-            entry["known"] = known
+def card_entry(entry: dict[str, Any], card: str, visible: bool, knowers: int, seer: int) -> dict[str, Any]:
+    """``entry`` with ``card`` if ``visible`` to the viewer (BC-5.3, BC-5.4), else
+    with ``known`` beside the hidden card when ``seer`` (:func:`core.recall_mask`)
+    knows it (BC-5.5)."""
+    if visible:
+        entry["card"] = card
+        return entry
+    entry["card"] = None
+    known = core.known_value(card, knowers, seer)
+    if known is not None:
+        entry["known"] = known
     return entry
 
 
-def player_view(state: State, owner: int, viewer: Viewer) -> dict[str, Any]:
-    """BC-7.1: counts and the castle; face-down cards hidden unless finished."""
+def player_view(state: State, owner: int, viewer: Viewer, seer: int) -> dict[str, Any]:
+    """BC-7.1: counts and the castle; face-down cards hidden unless finished
+    (BC-5.7) or for the admin; ``protected`` against the other seats (BC-4.1,
+    judged once per castle)."""
     castle = state["castles"][owner]
-    everything_shown = state["status"] == FINISHED                      # BC-5.7
+    everything_shown = state["status"] == FINISHED or viewer.is_admin
+    unprotected = open_slots(castle, by_owner=False)
     slots: dict[str, Any] = {}
     for i, card in enumerate(castle):
         if card is None:
             slots[SLOTS[i]] = None
             continue
-        public = card["face"] == UP or everything_shown
-        entry = {"face": card["face"],
-                 **card_entry(viewer, card["card"], public, None, card["knowers"], state["recall"]),
-                 "protected": is_protected(castle, i, by_owner=False)}
+        face = card["face"]
+        entry = card_entry({"face": face}, card["card"], everything_shown or face == UP, card["knowers"], seer)
+        entry["protected"] = i not in unprotected
         slots[SLOTS[i]] = entry
     return {"seat": owner, "name": state["names"][owner], "cards": card_count(castle),
             "face_up": face_up_count(castle), "castle": slots}
@@ -527,7 +531,8 @@ def player_view(state: State, owner: int, viewer: Viewer) -> dict[str, Any]:
 
 def players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
     """BC-7.1 for every seat."""
-    return [player_view(state, owner, viewer) for owner in range(len(state["names"]))]
+    seer = core.recall_mask(viewer, state["recall"])
+    return [player_view(state, owner, viewer, seer) for owner in range(len(state["names"]))]
 
 
 def held_view(state: State, viewer: Viewer) -> dict[str, Any] | None:
@@ -536,8 +541,9 @@ def held_view(state: State, viewer: Viewer) -> dict[str, Any] | None:
     if held is None:
         return None
     holder = state["seat"]
-    out = {"seat": holder, "kind": held["kind"],
-           **card_entry(viewer, held["card"], held["public"], holder, held["knowers"], state["recall"])}
+    out = card_entry({"seat": holder, "kind": held["kind"]}, held["card"],
+                     held["public"] or viewer.sees_private(holder), held["knowers"],
+                     core.recall_mask(viewer, state["recall"]))
     if held["from"] is not None:
         out["from"] = dict(held["from"])
     return out

@@ -311,15 +311,19 @@ def only(seat: int) -> int:
     return 1 << seat
 
 
-def knows(mask: int, seat: int) -> bool:
-    return bool(mask >> seat & 1)
+def recall_mask(viewer: Viewer, recall: str) -> int:
+    """The bit of the seat that gets ``known`` entries (BB-5.6 style): the
+    viewer's seat under ``recall: "perfect"``, else :data:`NOBODY`.  A view
+    computes it once and passes it to :func:`known_value` per card."""
+    if recall != "perfect" or viewer.seat is None or viewer.role != SEAT:
+        return NOBODY
+    return only(viewer.seat)
 
 
-def known_value(card: str | None, mask: int, viewer: Viewer, recall: str) -> str | None:
-    """The ``known`` entry a viewer gets for a hidden card (BB-5.6 style)."""
-    if recall != "perfect" or viewer.seat is None or viewer.role != SEAT or card is None:
-        return None
-    return card if knows(mask, viewer.seat) else None
+def known_value(card: str | None, mask: int, seer: int) -> str | None:
+    """The ``known`` entry for a hidden card whose knowers are ``mask``:
+    the card when ``seer`` (:func:`recall_mask`) is among them."""
+    return card if mask & seer else None
 
 
 # --------------------------------------------------------------------------
@@ -394,7 +398,7 @@ class CardCodec:
         return "".join(self.code[c] for c in cards)
 
     def decode(self, codes: str) -> list[str]:
-        return [self.card[c] for c in codes]
+        return list(map(self.card.__getitem__, codes))
 
 
 # --------------------------------------------------------------------------
