@@ -105,7 +105,7 @@ def card_count(castle: Castle) -> int:
 
 def face_up_count(castle: Castle) -> int:
     """BC-7.1 ``face_up``: the face-up cards of a castle."""
-    return sum(1 for c in castle if c is not None and c["face"] == UP)
+    return [c["face"] for c in castle if c is not None].count(UP)
 
 
 def free_slots(castle: Castle) -> list[int]:
