@@ -56,17 +56,21 @@ def main() -> None:
 
 def table(rows: list[dict]) -> str:
     """The ratios per server CPU-second, one line per game (Markdown)."""
-    lines = ["| game | workers | limits | apply-move Lodge / ref (req per CPU-s) | ratio | p50 / p99 Lodge "
-             "| get-state Lodge / ref | ratio | p50 / p99 Lodge |", "|---" * 9 + "|"]
+    lines = ["| game | workers | limits | apply-move Lodge / ref (req per CPU-s) | ratio | p50 / p99 Lodge · ref "
+             "| get-state Lodge / ref | ratio | p50 / p99 Lodge · ref |", "|---" * 9 + "|"]
     for r in rows:
         lo, ref, ratio = r["lodge"], r["reference"], r["ratio_per_cpu_s"]
         lines.append(
             f"| {r['game']} | {r['worker_class']} | {'on' if r.get('rate_limits') else 'off'} "
             f"| {lo['move']['req_per_cpu_s']:,} / {ref['move']['req_per_cpu_s']:,} | {ratio['move']} "
-            f"| {lo['move']['p50_ms']} / {lo['move']['p99_ms']} ms "
+            f"| {_latency(lo['move'])} · {_latency(ref['move'])} ms "
             f"| {lo['view']['req_per_cpu_s']:,} / {ref['view']['req_per_cpu_s']:,} | {ratio['view']} "
-            f"| {lo['view']['p50_ms']} / {lo['view']['p99_ms']} ms |")
+            f"| {_latency(lo['view'])} · {_latency(ref['view'])} ms |")
     return "\n".join(lines)
+
+
+def _latency(measured: dict) -> str:
+    return f"{measured['p50_ms']} / {measured['p99_ms']}"
 
 
 def tournament_table(rows: list[dict]) -> str:
