@@ -29,6 +29,9 @@ def main() -> None:
                         help="gunicorn worker class of the HTTP benchmark (repeat to compare; default gevent)")
     parser.add_argument("--rate-limits", choices=["off", "on", "both"], default="off",
                         help="Lodge's per-client rate limits in the HTTP benchmark (default off, like the reference)")
+    parser.add_argument("--requests", type=int, default=http_bench.REQUESTS,
+                        help="measured HTTP requests per scenario and app (more: less noise)")
+    parser.add_argument("--rounds", type=int, default=http_bench.ROUNDS, help="alternating HTTP rounds per scenario")
     parser.add_argument("--skip-tournament", action="store_true", help="no one-vs-two-requests tournament")
     parser.add_argument("--loop-matches", type=int, default=6, help="tournament matches per loop and game")
     parser.add_argument("--games", nargs="*", default=[g.id for g in REGISTRY],
@@ -39,6 +42,7 @@ def main() -> None:
         report["engine"] = engine_bench.run()
         print(json.dumps({"engine": report["engine"]}, indent=2), flush=True)
     if not args.skip_http:
+        http_bench.REQUESTS, http_bench.ROUNDS = args.requests, args.rounds
         redis, url = start_redis(Path(tempfile.mkdtemp(prefix="lodge-bench-")))
         try:
             limits = {"off": [False], "on": [True], "both": [False, True]}[args.rate_limits]
