@@ -186,3 +186,30 @@ def test_engine_matches_golden_digests(game_id: str, n: int, option_set: str) ->
     changed = sorted(key for key in digests if digests[key] != expected[key])
     assert not changed, f"engine behaviour changed in {len(changed)} matches, first: {changed[:5]}"
 
+
+
+def containers(value: Any) -> list[Any]:
+    """Every dict and list inside ``value`` (itself included)."""
+    if isinstance(value, dict):
+        return [value, *(c for v in value.values() for c in containers(v))]
+    if isinstance(value, list):
+        return [value, *(c for v in value for c in containers(v))]
+    return []
+
+
+@pytest.mark.parametrize("game_id", REGISTRY.ids())
+def test_copy_state_is_equal_and_shares_no_list_or_dict(game_id: str) -> None:
+    """The working copy of a move (``Game.copy_state``) has the same bytes
+    and shares nothing with the state it copies, at every state of a match."""
+    game = REGISTRY.get(game_id)
+    assert game is not None
+    rng = random.Random(7)
+    for seed in range(3):
+        state, _, _ = game.create([f"p{i}" for i in range(4)], seed, {})
+        while game.status(state) != FINISHED:
+            copy = game.copy_state(state)
+            assert orjson.dumps(copy) == orjson.dumps(state)
+            originals = {id(c) for c in containers(state)}
+            assert not [c for c in containers(copy) if id(c) in originals]
+            seat = rng.choice(game.to_act(state))
+            state, _ = game.play(state, seat, rng.choice(game.legal_moves(state, seat)))
