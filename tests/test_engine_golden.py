@@ -10,7 +10,9 @@ It hashes (sha256 over orjson bytes, keys in engine order) every state, every
 event list, every seat's legal-move list (order matters), every error class
 and detail, and for every viewer (each seat, the admin, a spectator) the
 view and the redacted events.  One digest per match is compared with
-``tests/data/engine_golden.json``.
+``tests/data/engine_golden.json``.  Beside the digests: a move never changes
+the state it is applied to, and ``Game.copy_state`` (the working copy of a
+move) shares no list or dict with the state it copies.
 
 The digests pin behaviour, not rules: a speed-up must leave them unchanged.
 A deliberate change of behaviour regenerates them (review the diff of the
@@ -144,8 +146,10 @@ def record_match(game: Game, n: int, seed: int, options: dict[str, Any]) -> str:
             if idle:
                 record_play(digest, game, state, idle[0], move)
         posted = {**move, "label": f"m{step}"} if step % 4 == 0 else move
+        before = orjson.dumps(state)
         played = record_play(digest, game, state, seat, posted, by)
         assert played is not None, f"a listed move was refused: {move}"
+        assert orjson.dumps(state) == before, "a move changed the state it was applied to"
         state, events = played
         record_views(digest, game, state, events, n)
     record_play(digest, game, state, 0, {"type": "golden_nope"})
