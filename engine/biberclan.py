@@ -685,11 +685,6 @@ def copy_held(held: Held | None) -> Held | None:
     return {**held, "from": None if held["from"] is None else dict(held["from"])}
 
 
-def copy_rows(rows: list[list[int]]) -> list[list[int]]:
-    """``round_scores``: a new list per round."""
-    return [list(row) for row in rows]
-
-
 def copy_round_body(body: dict[str, Any] | None) -> dict[str, Any] | None:
     """``last_round`` (:func:`score_round`): a new dict, a new list per list
     field and per castle of ``castles``."""
@@ -702,7 +697,7 @@ def copy_round_body(body: dict[str, Any] | None) -> dict[str, Any] | None:
 #: the state's lists and dicts by key (lists of strings or ints copy with
 #: ``list``); ``result`` and any other key are cloned
 STATE_COPIERS: core.Copiers = {
-    "names": list, "decks": list, "scores": list, "round_scores": copy_rows, "last_round": copy_round_body,
+    "names": list, "decks": list, "scores": list, "round_scores": core.copy_rows, "last_round": copy_round_body,
     "final_turns": list, "castles": copy_castles, "discard": list, "box": list, "held": copy_held,
     "draw": list,
 }

@@ -402,6 +402,11 @@ ATOMS = frozenset({str, int, bool, float, type(None)})
 Copiers = Mapping[str, Callable[[Any], Any]]
 
 
+def copy_rows(rows: list[list[Any]]) -> list[list[Any]]:
+    """A copy of a list of lists of atoms (e.g. a hand per seat)."""
+    return [list(row) for row in rows]
+
+
 def copy_layout(state: State, copiers: Copiers) -> State:
     """A deep copy of ``state``, key by key in order: a key in ``copiers``
     through its function, an atom as it is, anything else :func:`clone`d.

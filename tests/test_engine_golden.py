@@ -33,7 +33,7 @@ import orjson
 import pytest
 
 from engine import REGISTRY
-from engine.core import BY_CLOCK, FINISHED, Game, GameError, Move, State
+from engine.core import BY_CLOCK, FINISHED, Game, GameError, Move, State, validate_options
 from tests.playout import viewers
 
 GOLDEN = Path(__file__).parent / "data" / "engine_golden.json"
@@ -204,12 +204,14 @@ def containers(value: Any) -> list[Any]:
 @pytest.mark.parametrize("game_id", REGISTRY.ids())
 def test_copy_state_is_equal_and_shares_no_list_or_dict(game_id: str) -> None:
     """The working copy of a move (``Game.copy_state``) has the same bytes
-    and shares nothing with the state it copies, at every state of a match."""
+    and shares nothing with the state it copies, at every state of a match
+    (one with a stacked ``deck``)."""
     game = REGISTRY.get(game_id)
     assert game is not None
     rng = random.Random(7)
-    for seed in range(3):
-        state, _, _ = game.create([f"p{i}" for i in range(4)], seed, {})
+    stacked = {"deck": list(reversed(game.canonical_deck(validate_options(game, 4, {}))))}
+    for seed, options in enumerate(({}, {}, stacked)):
+        state, _, _ = game.create([f"p{i}" for i in range(4)], seed, options)
         while game.status(state) != FINISHED:
             copy = game.copy_state(state)
             assert orjson.dumps(copy) == orjson.dumps(state)
