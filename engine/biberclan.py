@@ -148,7 +148,7 @@ def with_faces(slots: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
 @dataclass(frozen=True, slots=True)
 class Geometry:
     """BC-1.4 and BC-4.1 for one castle shape, computed once at import
-    (:data:`GEOMETRY`): the filled slots, the free and the open slots
+    (:data:`GEOMETRY`): the number of cards, the free and the open slots
     (against the owner / another seat), and their (slot name, face) pairs."""
 
     cards: int
@@ -210,25 +210,25 @@ def castle_card(held: Held, face: str, n: int) -> CastleCard:
 # ==========================================================================
 def place_moves(state: State, actor: int) -> list[Move]:
     """BC-4.3 then BC-4.4: place on a free legal slot, then replace."""
-    shapes = [geometry_of(castle) for castle in state["castles"]]
-    return placements(shapes, actor) + replacements(shapes, actor)
+    castles = [geometry_of(castle) for castle in state["castles"]]
+    return placements(castles, actor) + replacements(castles, actor)
 
 
-def placements(shapes: list[Geometry], actor: int) -> list[Move]:
+def placements(castles: list[Geometry], actor: int) -> list[Move]:
     """BC-4.3: the held number on a free slot of the actor's castle or of a
-    castle with at most three cards (D10); ``shapes`` by seat."""
+    castle with at most three cards (D10); ``castles``: the geometry of each seat's."""
     return [{"type": MOVE_PLACE, "target": target, "slot": slot, "face": face}
-            for target, shape in enumerate(shapes) if target == actor or shape.cards <= 3
-            for slot, face in shape.places]
+            for target, castle in enumerate(castles) if target == actor or castle.cards <= 3
+            for slot, face in castle.places]
 
 
-def replacements(shapes: list[Geometry], actor: int) -> list[Move]:
+def replacements(castles: list[Geometry], actor: int) -> list[Move]:
     """BC-4.4: the held number replaces an open card of the actor's castle,
     or of another only while the actor's castle has room (D13)."""
-    own_has_room = bool(shapes[actor].free)
+    own_has_room = bool(castles[actor].free)
     return [{"type": MOVE_REPLACE, "target": target, "slot": slot, "face": face}
-            for target, shape in enumerate(shapes) if target == actor or own_has_room
-            for slot, face in (shape.replaces_own if target == actor else shape.replaces_other)]
+            for target, castle in enumerate(castles) if target == actor or own_has_room
+            for slot, face in (castle.replaces_own if target == actor else castle.replaces_other)]
 
 
 def stash_moves(state: State, actor: int) -> list[Move]:
@@ -264,8 +264,8 @@ def seat_moves_of_type(state: State, seat: int, kind: Any) -> list[Move]:
     """For :meth:`~engine.core.Game.play`: in phase place only the
     placements or the replacements (BC-4.3, BC-4.4), else every move."""
     if state["phase"] == PHASE_PLACE and kind in (MOVE_PLACE, MOVE_REPLACE):
-        shapes = [geometry_of(castle) for castle in state["castles"]]
-        return placements(shapes, seat) if kind == MOVE_PLACE else replacements(shapes, seat)
+        castles = [geometry_of(castle) for castle in state["castles"]]
+        return placements(castles, seat) if kind == MOVE_PLACE else replacements(castles, seat)
     return seat_moves(state, seat)
 
 
