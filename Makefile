@@ -96,7 +96,7 @@ openapi: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m service.openapi > openapi/openapi.json
 	cd $(CLIENT) && npm run generate
 
-## Engine and HTTP benchmarks (not part of the tests).
+## Engine, HTTP (against bench/reference_app.py) and one-vs-two-requests tournament benchmarks (not part of the tests).
 bench: $(STAMP) redis-server
 	$(BIN)/python -m bench
 

@@ -46,6 +46,9 @@ NO_LIMITS = {"RATE_LIMIT_ENABLED": "false", "MAX_WAITS_PER_CLIENT": "0", "LOG_LE
 SEATS = 4
 PARALLEL = 2
 ROUNDS = 2
+#: The code before issue 17 (no hot paths, no ``?legal=true``): "today's
+#: two-request loop" that ``make bench`` measures the one-request loop against.
+BEFORE_ONE_REQUEST = "d51df7c"
 
 
 def two_requests(session: requests.Session, url: str, game: str, seed: int) -> int:
@@ -180,6 +183,30 @@ def margin(url: str, game: str, seats: int, deals: int) -> dict:
             "random_mean_score": round(sum(r.mean_score for r in others) / len(others), 2)}
 
 
+def compare_loops(games: list[str], matches: int, baseline: str | None) -> list[dict]:
+    """Part 0 of the module docstring, per game, on its own redis-server and
+    servers (this code's, and ``baseline``'s when given)."""
+    work = Path(tempfile.mkdtemp(prefix="lodge-arena-bench-"))
+    redis, redis_url = start_redis(work)
+    rows = []
+    try:
+        server, url = start_gunicorn(work, redis_url, workers=2, extra_env=NO_LIMITS)
+        try:
+            old = start_revision(baseline, work, redis_url, 2) if baseline else None
+            try:
+                for game in games:
+                    rows.append(loops(server, url, game, matches, old))
+                    print(json.dumps(rows[-1]), flush=True)
+            finally:
+                if old is not None:
+                    stop_process(old[0], timeout=20)
+        finally:
+            stop_process(server, timeout=20)
+    finally:
+        stop_process(redis)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", nargs="*", default=[g.id for g in REGISTRY])
@@ -190,25 +217,15 @@ def main() -> None:
     parser.add_argument("--loops-only", action="store_true", help="only the one-vs-two-requests comparison")
     parser.add_argument("--baseline", metavar="REV", help="also the two-request loop on this git revision's server")
     args = parser.parse_args()
+    report: dict = {"loops": compare_loops(args.games, args.loop_matches, args.baseline), "throughput": [],
+                    "margins": []}
+    if args.loops_only:
+        write_report(report, "arena.json")
+        return
     work = Path(tempfile.mkdtemp(prefix="lodge-arena-bench-"))
     redis, redis_url = start_redis(work)
     server = None
-    report: dict = {"loops": [], "throughput": [], "margins": []}
     try:
-        server, url = start_gunicorn(work, redis_url, workers=2, extra_env=NO_LIMITS)
-        old = start_revision(args.baseline, work, redis_url, 2) if args.baseline else None
-        try:
-            for game in args.games:
-                report["loops"].append(loops(server, url, game, args.loop_matches, old))
-                print(json.dumps(report["loops"][-1]), flush=True)
-        finally:
-            if old is not None:
-                stop_process(old[0], timeout=20)
-        stop_process(server, timeout=20)
-        server = None
-        if args.loops_only:
-            write_report(report, "arena.json")
-            return
         server, url = start_gunicorn(work, redis_url, workers=2)
         for game in args.games:
             report["throughput"].append(throughput(url, game, args.throughput_matches))

@@ -54,9 +54,9 @@ class RoutedClient(LodgeClient):
         self.bases, self.by_match, self.turns = bases, by_match, turns
         super().__init__(bases[0], session, GAME, PLAYERS, seed)
 
-    def _new_match(self) -> None:
+    def _create(self) -> tuple[str, dict[int, str], list[tuple[int, dict]]]:
         self.base = self.bases[next(self.turns) % len(self.bases)]
-        super()._new_match()
+        return super()._create()
 
     def move(self) -> None:
         if self.by_match:

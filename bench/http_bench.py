@@ -113,25 +113,34 @@ def scripted_moves(game_id: str, players: int, seed: int) -> list[tuple[int, dic
 
 
 class LodgeClient:
-    """Plays scripted matches one after another through the public API."""
+    """Plays scripted matches one after another through the public API.
 
-    def __init__(self, base: str, session: requests.Session, game: str, players: int, seed: int):
+    The matches for ``moves`` moves are created up front, when the client is
+    made (before :func:`drive` reads the server's CPU), so a move scenario
+    measures moves, not match creations."""
+
+    def __init__(self, base: str, session: requests.Session, game: str, players: int, seed: int, moves: int = 1):
         self.base, self.session, self.game, self.players = base, session, game, players
         self.seed = seed
-        self._new_match()
+        self.ready: list[tuple[str, dict[int, str], list[tuple[int, dict]]]] = []
+        while sum(len(script) for _, _, script in self.ready) < moves:
+            self.ready.append(self._create())
+        self._next_match()
 
-    def _new_match(self) -> None:
+    def _create(self) -> tuple[str, dict[int, str], list[tuple[int, dict]]]:
         self.seed += 1
-        self.script = scripted_moves(self.game, self.players, self.seed)
+        script = scripted_moves(self.game, self.players, self.seed)
         body = {"game": self.game, "players": self.players, "seed": self.seed}
         created = self.session.post(self.base + "/v1/matches", json=body).json()
-        self.match = created["match_id"]
-        self.tokens = {s["seat"]: s["token"] for s in created["seats"]}
+        return created["match_id"], {s["seat"]: s["token"] for s in created["seats"]}, script
+
+    def _next_match(self) -> None:
+        self.match, self.tokens, self.script = self.ready.pop(0) if self.ready else self._create()
         self.version = 0
 
     def move(self) -> None:
         if self.version == len(self.script):
-            self._new_match()
+            self._next_match()
         seat, move = self.script[self.version]
         reply = self.session.post(f"{self.base}/v1/matches/{self.match}/moves",
                                   json={"move": move, "version": self.version},
@@ -182,7 +191,8 @@ def run(redis: subprocess.Popen, redis_url: str, game: str = "biberbande", playe
     except BaseException:
         stop_process(lodge, timeout=20)
         raise
-    apps = {"lodge": (lodge, lambda s: LodgeClient(lodge_base, s, game, players, next(seeds))),
+    moves = max(REQUESTS // CLIENTS // ROUNDS, WARMUP // CLIENTS)
+    apps = {"lodge": (lodge, lambda s: LodgeClient(lodge_base, s, game, players, next(seeds), moves)),
             "reference": (ref, lambda s: ReferenceClient(ref_base, s))}
     out: dict[str, dict] = {"lodge": {}, "reference": {}}
     try:

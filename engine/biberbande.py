@@ -525,6 +525,16 @@ EVENTS = {
 }
 
 
+# --- the working copy of a move: the state copied by its layout (module docstring) ---
+#: the state's lists by key (lists of strings or ints copy with ``list``,
+#: ``history`` and ``known`` hold a list per round or seat); ``result`` and
+#: any other key are cloned
+STATE_COPIERS: core.Copiers = {
+    "names": list, "decks": list, "scores": list, "history": core.copy_rows, "display": list,
+    "known": core.copy_rows,
+}
+
+
 # --- the game ----------------------------------------------------------------------------
 class Biberbande(core.Game):
     """Biberbande: keep the lowest-valued face-down display of four cards."""
@@ -565,6 +575,9 @@ class Biberbande(core.Game):
 
     def seat_moves(self, state: State, seat: int) -> list[Move]:
         return seat_moves(state, seat)
+
+    def copy_state(self, state: State) -> State:
+        return core.copy_layout(state, STATE_COPIERS)
 
     def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
         return players_view(state, viewer)

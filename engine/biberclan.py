@@ -27,7 +27,9 @@ State layout (the snapshot: a plain JSON-able dict, never mutated in place):
 """
 from __future__ import annotations
 
+import itertools
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from engine import core
@@ -77,6 +79,9 @@ FINISHER_PENALTY = -10
 #: a castle card ``{"card", "face", "knowers"}`` and a castle (``None`` = empty slot)
 CastleCard = dict[str, Any]
 Castle = list[CastleCard | None]
+#: a castle's shape: per slot the face of its card or ``None`` when empty
+#: (BC-1.4 and BC-4.1 depend on nothing else)
+Shape = tuple[str | None, ...]
 #: the held card ``{"kind", "card", "knowers", "public", "from"}``
 Held = dict[str, Any]
 
@@ -108,31 +113,78 @@ def face_up_count(castle: Castle) -> int:
     return [c["face"] for c in castle if c is not None].count(UP)
 
 
-def free_slots(castle: Castle) -> list[int]:
+def free_in(shape: Shape) -> tuple[int, ...]:
     """BC-1.4: empty slots; a top slot only when both slots under it are filled."""
-    free = [i for i in BOTTOM if castle[i] is None]
+    free = [i for i in BOTTOM if shape[i] is None]
     for top, (left, right) in SUPPORTS.items():
-        if castle[top] is None and castle[left] is not None and castle[right] is not None:
+        if shape[top] is None and shape[left] is not None and shape[right] is not None:
             free.append(top)
-    return free
+    return tuple(free)
 
 
-def open_slots(castle: Castle, by_owner: bool) -> list[int]:
+def open_in(shape: Shape, by_owner: bool) -> tuple[int, ...]:
     """BC-4.1: filled slots whose card is not protected against the actor.
 
     Protected: (a) a top card rests on it, (b) the castle is full — both bind
     the owner too (D8); (c) it is the only face-up card, against others only
     (face-down cards do not count, D7).  Judged before the action (D9).
     """
-    filled = [i for i in ALL_SLOTS if castle[i] is not None]
+    filled = [i for i in ALL_SLOTS if shape[i] is not None]
     if not filled or len(filled) == CASTLE_SIZE:                          # (b)
-        return []
-    protected = [s for top, pair in SUPPORTS.items() if castle[top] is not None for s in pair]  # (a)
+        return ()
+    protected = [s for top, pair in SUPPORTS.items() if shape[top] is not None for s in pair]  # (a)
     if not by_owner:                                                      # (c)
-        face_up = [i for i, card in enumerate(castle) if card is not None and card["face"] == UP]
+        face_up = [i for i, face in enumerate(shape) if face == UP]
         if len(face_up) == 1:
             protected.append(face_up[0])
-    return [i for i in filled if i not in protected] if protected else filled
+    return tuple(i for i in filled if i not in protected)
+
+
+def with_faces(slots: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
+    """(slot name, face) for every slot, each face up then down (BC-4.12)."""
+    return tuple((SLOTS[i], face) for i in slots for face in FACES)
+
+
+@dataclass(frozen=True, slots=True)
+class Geometry:
+    """BC-1.4 and BC-4.1 for one castle shape, computed once at import
+    (:data:`GEOMETRY`): the number of cards, the free and the open slots
+    (against the owner / another seat), and their (slot name, face) pairs."""
+
+    cards: int
+    free: tuple[int, ...]
+    open_own: tuple[int, ...]
+    open_other: tuple[int, ...]
+    places: tuple[tuple[str, str], ...]
+    replaces_own: tuple[tuple[str, str], ...]
+    replaces_other: tuple[tuple[str, str], ...]
+
+
+def geometry(shape: Shape) -> Geometry:
+    """BC-1.4, BC-4.1 of ``shape``."""
+    free, open_own, open_other = free_in(shape), open_in(shape, True), open_in(shape, False)
+    return Geometry(CASTLE_SIZE - shape.count(None), free, open_own, open_other,
+                    with_faces(free), with_faces(open_own), with_faces(open_other))
+
+
+#: every castle shape → its geometry
+GEOMETRY: dict[Shape, Geometry] = {shape: geometry(shape)
+                                   for shape in itertools.product((None, *FACES), repeat=CASTLE_SIZE)}
+
+
+def geometry_of(castle: Castle) -> Geometry:
+    """BC-1.4, BC-4.1 of a castle: the geometry of its shape (spelled out
+    slot by slot: this is the hottest lookup of the legal moves)."""
+    b0, b1, b2, t0, t1 = castle
+    return GEOMETRY[(None if b0 is None else b0["face"], None if b1 is None else b1["face"],
+                     None if b2 is None else b2["face"], None if t0 is None else t0["face"],
+                     None if t1 is None else t1["face"])]
+
+
+def open_slots(castle: Castle, by_owner: bool) -> tuple[int, ...]:
+    """BC-4.1: the open slots of a castle (:func:`open_in`)."""
+    found = geometry_of(castle)
+    return found.open_own if by_owner else found.open_other
 
 
 def is_protected(castle: Castle, i: int, by_owner: bool) -> bool:
@@ -158,25 +210,31 @@ def castle_card(held: Held, face: str, n: int) -> CastleCard:
 # ==========================================================================
 def place_moves(state: State, actor: int) -> list[Move]:
     """BC-4.3 then BC-4.4: place on a free legal slot, then replace."""
-    castles = state["castles"]
-    own_has_room = bool(free_slots(castles[actor]))
-    places, replaces = [], []
-    for target, castle in enumerate(castles):
-        if target == actor or card_count(castle) <= 3:          # D10
-            for i in free_slots(castle):
-                for face in FACES:
-                    places.append({"type": MOVE_PLACE, "target": target, "slot": SLOTS[i], "face": face})
-        if target == actor or own_has_room:                      # D13
-            for i in open_slots(castle, target == actor):
-                for face in FACES:
-                    replaces.append({"type": MOVE_REPLACE, "target": target, "slot": SLOTS[i], "face": face})
-    return places + replaces
+    castles = [geometry_of(castle) for castle in state["castles"]]
+    return placements(castles, actor) + replacements(castles, actor)
+
+
+def placements(castles: list[Geometry], actor: int) -> list[Move]:
+    """BC-4.3: the held number on a free slot of the actor's castle or of a
+    castle with at most three cards (D10); ``castles``: the geometry of each seat's."""
+    return [{"type": MOVE_PLACE, "target": target, "slot": slot, "face": face}
+            for target, castle in enumerate(castles) if target == actor or castle.cards <= 3
+            for slot, face in castle.places]
+
+
+def replacements(castles: list[Geometry], actor: int) -> list[Move]:
+    """BC-4.4: the held number replaces an open card of the actor's castle,
+    or of another only while the actor's castle has room (D13)."""
+    own_has_room = bool(castles[actor].free)
+    return [{"type": MOVE_REPLACE, "target": target, "slot": slot, "face": face}
+            for target, castle in enumerate(castles) if target == actor or own_has_room
+            for slot, face in (castle.replaces_own if target == actor else castle.replaces_other)]
 
 
 def stash_moves(state: State, actor: int) -> list[Move]:
     """BC-4.5: the stolen card onto a free legal slot of the actor's castle."""
-    return [{"type": MOVE_STASH, "slot": SLOTS[i], "face": face}
-            for i in free_slots(state["castles"][actor]) for face in FACES]
+    return [{"type": MOVE_STASH, "slot": slot, "face": face}
+            for slot, face in geometry_of(state["castles"][actor]).places]
 
 
 def special_moves(state: State, actor: int, special: str) -> list[Move]:
@@ -200,6 +258,15 @@ def seat_moves(state: State, seat: int) -> list[Move]:
     if phase == PHASE_STASH:
         return stash_moves(state, seat)
     return special_moves(state, seat, state["held"]["card"])
+
+
+def seat_moves_of_type(state: State, seat: int, kind: Any) -> list[Move]:
+    """For :meth:`~engine.core.Game.play`: in phase place only the
+    placements or the replacements (BC-4.3, BC-4.4), else every move."""
+    if state["phase"] == PHASE_PLACE and kind in (MOVE_PLACE, MOVE_REPLACE):
+        castles = [geometry_of(castle) for castle in state["castles"]]
+        return placements(castles, seat) if kind == MOVE_PLACE else replacements(castles, seat)
+    return seat_moves(state, seat)
 
 
 def explain_slot(state: State, actor: int, move: Move) -> str | None:
@@ -610,6 +677,39 @@ EVENTS = {
 
 
 # ==========================================================================
+# The working copy of a move: the state copied by its layout (module docstring)
+# ==========================================================================
+def copy_castles(castles: list[Castle]) -> list[Castle]:
+    """``castles``: a new list per castle and a new dict per card."""
+    return [[None if card is None else card.copy() for card in castle] for castle in castles]
+
+
+def copy_held(held: Held | None) -> Held | None:
+    """``held``: a new dict, and a new ``from`` dict."""
+    if held is None:
+        return None
+    return {**held, "from": None if held["from"] is None else dict(held["from"])}
+
+
+def copy_round_body(body: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``last_round`` (:func:`score_round`): a new dict, a new list per list
+    field and per castle of ``castles``."""
+    if body is None:
+        return None
+    return {key: [list(c) for c in value] if key == "castles" else list(value) if type(value) is list else value
+            for key, value in body.items()}
+
+
+#: the state's lists and dicts by key (lists of strings or ints copy with
+#: ``list``); ``result`` and any other key are cloned
+STATE_COPIERS: core.Copiers = {
+    "names": list, "decks": list, "scores": list, "round_scores": core.copy_rows, "last_round": copy_round_body,
+    "final_turns": list, "castles": copy_castles, "discard": list, "box": list, "held": copy_held,
+    "draw": list,
+}
+
+
+# ==========================================================================
 # The engine
 # ==========================================================================
 class BiberClan(Game):
@@ -649,6 +749,12 @@ class BiberClan(Game):
 
     def seat_moves(self, state: State, seat: int) -> list[Move]:
         return seat_moves(state, seat)
+
+    def seat_moves_of_type(self, state: State, seat: int, kind: Any) -> list[Move]:
+        return seat_moves_of_type(state, seat, kind)
+
+    def copy_state(self, state: State) -> State:
+        return core.copy_layout(state, STATE_COPIERS)
 
     def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
         return players_view(state, viewer)

@@ -494,6 +494,18 @@ EVENTS: dict[str, EventRule] = {
 
 
 # --------------------------------------------------------------------------
+# The working copy of a move: the state copied by its layout (module docstring).
+# --------------------------------------------------------------------------
+#: the state's lists by key (per seat or per colour copy with ``list``, a
+#: list per seat or pile with ``copy_rows``); ``decks``, ``last_play``,
+#: ``last_round_end``, ``result`` and any other key are cloned
+STATE_COPIERS: core.Copiers = {
+    "names": list, "sticks": list, "hands": core.copy_rows, "piles": core.copy_rows,
+    "discards": core.copy_rows, "pos": list,
+}
+
+
+# --------------------------------------------------------------------------
 # The engine.
 # --------------------------------------------------------------------------
 class MeinLieberBiber(Game):
@@ -535,6 +547,9 @@ class MeinLieberBiber(Game):
 
     def seat_moves(self, state: State, seat: int) -> list[Move]:
         return seat_moves(state, seat)
+
+    def copy_state(self, state: State) -> State:
+        return core.copy_layout(state, STATE_COPIERS)
 
     def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
         """MLB-4.10: say which rule refuses the move (only public or own facts)."""

@@ -48,6 +48,7 @@ from engine.core import (
     PERMUTATION,
     PUBLIC,
     STRING,
+    Copiers,
     Event,
     EventRule,
     Game,
@@ -58,6 +59,8 @@ from engine.core import (
     State,
     Turn,
     Viewer,
+    copy_layout,
+    copy_rows,
     deck_option,
     first_seat_option,
     make_result,
@@ -529,6 +532,17 @@ EVENTS: dict[str, EventRule] = {
 
 
 # ---------------------------------------------------------------------------
+# The working copy of a move: the state copied by its layout (module docstring).
+# ---------------------------------------------------------------------------
+#: the state's lists by key (lists of ids or strings copy with ``list``,
+#: ``fish`` holds a list per seat); ``result`` and any other key are cloned
+STATE_COPIERS: Copiers = {
+    "names": list, "beaver": list, "dam": list, "fish": copy_rows, "draw": list, "discard": list,
+    "pond": list, "used_fish": list, "cave": list, "wolf_out": list,
+}
+
+
+# ---------------------------------------------------------------------------
 # The engine.
 # ---------------------------------------------------------------------------
 class ThirteenBeavers(Game):
@@ -577,6 +591,9 @@ class ThirteenBeavers(Game):
 
     def seat_moves(self, state: State, seat: int) -> list[Move]:
         return seat_moves(state, seat)
+
+    def copy_state(self, state: State) -> State:
+        return copy_layout(state, STATE_COPIERS)
 
     def normalize_move(self, move: Move) -> Move:
         return normalize_move(move)
