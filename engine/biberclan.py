@@ -579,10 +579,11 @@ def card_entry(entry: dict[str, Any], card: str, visible: bool, knowers: int, se
 def player_view(state: State, owner: int, viewer: Viewer, seer: int) -> dict[str, Any]:
     """BC-7.1: counts and the castle; face-down cards hidden unless finished
     (BC-5.7) or for the admin; ``protected`` against the other seats (BC-4.1,
-    judged once per castle)."""
+    judged once per castle from its geometry)."""
     castle = state["castles"][owner]
     everything_shown = state["status"] == FINISHED or viewer.is_admin
-    unprotected = open_slots(castle, by_owner=False)
+    castle_geometry = geometry_of(castle)
+    unprotected = castle_geometry.open_other
     slots: dict[str, Any] = {}
     for i, card in enumerate(castle):
         if card is None:
@@ -592,7 +593,7 @@ def player_view(state: State, owner: int, viewer: Viewer, seer: int) -> dict[str
         entry = card_entry({"face": face}, card["card"], everything_shown or face == UP, card["knowers"], seer)
         entry["protected"] = i not in unprotected
         slots[SLOTS[i]] = entry
-    return {"seat": owner, "name": state["names"][owner], "cards": card_count(castle),
+    return {"seat": owner, "name": state["names"][owner], "cards": castle_geometry.cards,
             "face_up": face_up_count(castle), "castle": slots}
 
 
@@ -626,7 +627,7 @@ def board_view(state: State, viewer: Viewer) -> dict[str, Any]:
         discard=list(state["discard"]), box=list(state["box"]), start_seat=state["start_seat"],
         turn_seat=state["seat"] if active else None, turns=state["turns"], max_turns=state["max_turns"],
         finisher=state["finisher"], final_turns=list(state["final_turns"]), held=held_view(state, viewer),
-        round_scores=[list(r) for r in state["round_scores"]], last_round=core.clone(state["last_round"]),
+        round_scores=[list(r) for r in state["round_scores"]], last_round=copy_round_body(state["last_round"]),
     )
     return board
 
