@@ -67,12 +67,14 @@ class Schedule:
         self.client.zadd(keys.deadline_key(match_id), {match_id: when}, lt=True)
 
     def due(self, now: int, limit: int) -> list[tuple[str, int]]:
-        """Up to ``limit`` entries per shard due at ``now``: (match id, score)."""
-        found: list[tuple[str, int]] = []
+        """Up to ``limit`` entries per shard due at ``now``: (match id, score).
+        One pipeline of single-key reads (a round trip per node, not per
+        shard: every worker looks every :data:`service.sweeper.INTERVAL`)."""
+        pipe = self.client.pipeline(transaction=False)
         for key in keys.deadline_keys():
-            for member, score in self.client.zrangebyscore(key, "-inf", now, start=0, num=limit, withscores=True):
-                found.append((member.decode() if isinstance(member, bytes) else member, int(score)))
-        return found
+            pipe.zrangebyscore(key, "-inf", now, start=0, num=limit, withscores=True)
+        return [(member.decode() if isinstance(member, bytes) else member, int(score))
+                for entries in pipe.execute() for member, score in entries]
 
     def claim(self, match_id: str, seen: int, lease_until: int) -> bool:
         """Take a due entry (read with score ``seen``) until ``lease_until``;
