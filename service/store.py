@@ -36,7 +36,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import hashlib
+import itertools
 import json
+import os
 import secrets
 import threading
 import time
@@ -327,7 +329,7 @@ class Store:
         if idem_key is not None:
             keys.append(k.idem(idem_key))
         args: list[bytes | str | int | float] = [
-            expected, orjson.dumps(state), self.ttl, fingerprint, secrets.token_hex(8),
+            expected, orjson.dumps(state), self.ttl, fingerprint, next_write_id(),
             min(self.idem_ttl, self.ttl), orjson.dumps(deadline) if deadline else ""]
         for step_entry, step_events in ((entry, events), *later):
             args += [orjson.dumps(step_entry), len(step_events), *(orjson.dumps(e) for e in step_events)]
@@ -606,6 +608,25 @@ class Store:
             cached = self._snaps.get(match_id)
             if cached is None or cached.version <= snap.version:
                 self._snaps.put(match_id, snap)
+
+
+class _WriteIds:
+    """Ids unique to each write attempt (``keys.APPLY``'s write id): a random
+    prefix per process, drawn again in a forked child, and a counter, so a
+    write costs no system call for its id."""
+
+    def __init__(self) -> None:
+        self.renew()
+        os.register_at_fork(after_in_child=self.renew)
+
+    def renew(self) -> None:
+        self.prefix, self.count = secrets.token_hex(8), itertools.count()
+
+    def __call__(self) -> str:
+        return f"{self.prefix}{next(self.count):x}"
+
+
+next_write_id = _WriteIds()
 
 
 def _claims(meta: Meta, held: Sequence[bytes | str | None]) -> dict[int, str]:

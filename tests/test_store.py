@@ -297,3 +297,24 @@ def test_time_off_the_budget_is_not_store_time(client):
     with pytest.raises(redis.exceptions.TimeoutError, match="budget"), store.budget():
         time.sleep(0.4)
         apply(store, 1, 2)
+
+
+def test_write_ids_are_unique_per_attempt_and_per_forked_process():
+    """Each write attempt has its own id (``keys.APPLY`` tells a resent write
+    from another by it), also across processes forked from one another."""
+    import os
+
+    from service.store import next_write_id
+
+    ids = [next_write_id() for _ in range(1000)]
+    assert len(set(ids)) == 1000
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its first id
+        os.write(write, next_write_id().encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = os.read(read, 100).decode()
+    os.close(read)
+    os.close(write)
+    assert child not in ids and child[:16] != ids[0][:16]
