@@ -146,6 +146,16 @@ def store(request: pytest.FixtureRequest) -> Iterator[Any]:
         client.close()
 
 
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    """Headless Chromium at a desktop size, one per module (the front end's
+    browser tests; tests/test_browser.py has its own)."""
+    from tests import browser
+
+    with browser.chromium(width=1280, height=1400) as d:
+        yield d
+
+
 @pytest.fixture
 def embedded_store() -> Iterator[Any]:
     import fakeredis

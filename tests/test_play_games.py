@@ -32,12 +32,6 @@ GAMES = list(SHORT)
 MID = 5  # the mid-match screenshot is taken after this many of the page's moves
 
 
-@pytest.fixture(scope="module")
-def driver() -> Any:
-    with browser.chromium(width=1280, height=1400) as d:
-        yield d
-
-
 def page_state(d: Any) -> dict[str, Any]:
     """What the page shows: version, status, whether a result is shown, the enabled moves."""
     return d.execute_script("""

@@ -20,12 +20,6 @@ pytestmark = [pytest.mark.live,
               pytest.mark.skipif(browser.missing() is not None, reason=browser.missing() or "")]
 
 
-@pytest.fixture(scope="module")
-def driver() -> Any:
-    with browser.chromium(width=1280, height=1400) as d:
-        yield d
-
-
 def open_as_seat(d: Any, base: str, created: dict[str, Any], seat: int = 0) -> None:
     match_id = created["match_id"]
     d.get(f"{base}/play")

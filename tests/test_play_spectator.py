@@ -19,12 +19,6 @@ pytestmark = [pytest.mark.live,
               pytest.mark.skipif(browser.missing() is not None, reason=browser.missing() or "")]
 
 
-@pytest.fixture(scope="module")
-def driver() -> Any:
-    with browser.chromium(width=1280, height=1400) as d:
-        yield d
-
-
 def create(base: str, game: str, options: dict[str, Any]) -> dict[str, Any]:
     status, created = browser.http_json("POST", f"{base}/v1/matches", {
         "game": game, "players": ["ana", "bo"], "seed": 7, "options": options})
