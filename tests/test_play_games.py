@@ -83,9 +83,13 @@ def wait_page(d: Any, predicate: Any, failure: str) -> Any:
 
 
 def wait_for(d: Any, predicate: Any, timeout: float = WAIT) -> Any:
+    """``predicate``'s first true value; an element the page redrew between
+    finding and reading it (the clock, every second) is looked up again."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(d, timeout, poll_frequency=0.05).until(lambda drv: predicate(drv))
+    return WebDriverWait(d, timeout, poll_frequency=0.05,
+                         ignored_exceptions=(StaleElementReferenceException,)).until(lambda drv: predicate(drv))
 
 
 def play_to_the_end(d: Any, base: str, match_id: str, game: str, other: str | None = None) -> dict[str, Any]:
