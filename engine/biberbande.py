@@ -563,6 +563,7 @@ class Biberbande(core.Game):
     #: the moves that change nothing on the table: end the turn without knocking
     #: (BB-4.7), skip a second draw (BB-4.4), discard the drawn card (BB-4.3)
     fallback_types = (MOVE_END_TURN, MOVE_SKIP_DRAW, MOVE_DISCARD_DRAWN)
+    state_copiers = STATE_COPIERS
 
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return list(CANONICAL)
@@ -575,9 +576,6 @@ class Biberbande(core.Game):
 
     def seat_moves(self, state: State, seat: int) -> list[Move]:
         return seat_moves(state, seat)
-
-    def copy_state(self, state: State) -> State:
-        return core.copy_layout(state, STATE_COPIERS)
 
     def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
         return players_view(state, viewer)

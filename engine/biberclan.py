@@ -737,6 +737,7 @@ class BiberClan(Game):
     #: BiberClan has no pass (BC-4.6: even a special is compulsory): the fallback
     #: is the first listed move (BC-4.12)
     fallback_types = ()
+    state_copiers = STATE_COPIERS
 
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return canonical(bool(options.get("with_biberbande")))
@@ -753,9 +754,6 @@ class BiberClan(Game):
 
     def seat_moves_of_type(self, state: State, seat: int, kind: Any) -> list[Move]:
         return seat_moves_of_type(state, seat, kind)
-
-    def copy_state(self, state: State) -> State:
-        return core.copy_layout(state, STATE_COPIERS)
 
     def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
         return players_view(state, viewer)

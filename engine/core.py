@@ -586,6 +586,9 @@ class Game:
     fallback_types: ClassVar[tuple[str, ...]] = ()
     #: ``phase`` of a finished match (set when the last opponent resigns)
     finished_phase: ClassVar[str] = "finished"
+    #: how :meth:`copy_state` copies the state's keys (:func:`copy_layout`;
+    #: a key not listed is cloned)
+    state_copiers: ClassVar[Copiers] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Every game also declares :data:`CORE_EVENTS` (resigned, timed_out,
@@ -647,9 +650,8 @@ class Game:
 
     def copy_state(self, state: State) -> State:
         """The private working copy a move starts from: shares no list or
-        dict with ``state``.  Default :func:`clone`; a game may use
-        :func:`copy_layout` with its own layout."""
-        return clone(state)
+        dict with ``state`` (:func:`copy_layout` by :attr:`state_copiers`)."""
+        return copy_layout(state, self.state_copiers)
 
     def normalize_move(self, move: Move) -> Move:
         """Map another spelling of a move to the listed one (e.g. 13 Beavers'

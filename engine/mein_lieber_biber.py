@@ -534,6 +534,7 @@ class MeinLieberBiber(Game):
     handlers = HANDLERS
     #: no draw after a move (MLB-4.8, D7); elsewhere the first listed move (MLB-4.9)
     fallback_types = (MOVE_PASS,)
+    state_copiers = STATE_COPIERS
 
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return list(CARDS)
@@ -547,9 +548,6 @@ class MeinLieberBiber(Game):
 
     def seat_moves(self, state: State, seat: int) -> list[Move]:
         return seat_moves(state, seat)
-
-    def copy_state(self, state: State) -> State:
-        return core.copy_layout(state, STATE_COPIERS)
 
     def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
         """MLB-4.10: say which rule refuses the move (only public or own facts)."""

@@ -59,7 +59,6 @@ from engine.core import (
     State,
     Turn,
     Viewer,
-    copy_layout,
     copy_rows,
     deck_option,
     first_seat_option,
@@ -576,6 +575,7 @@ class ThirteenBeavers(Game):
     #: bank the answers so far (TB-4.12); before the first answer the first
     #: listed move (TB-4.2)
     fallback_types = (MOVE_DAM,)
+    state_copiers = STATE_COPIERS
     finished_phase = PHASE_FINISHED
     turn_class = _Match
 
@@ -591,9 +591,6 @@ class ThirteenBeavers(Game):
 
     def seat_moves(self, state: State, seat: int) -> list[Move]:
         return seat_moves(state, seat)
-
-    def copy_state(self, state: State) -> State:
-        return copy_layout(state, STATE_COPIERS)
 
     def normalize_move(self, move: Move) -> Move:
         return normalize_move(move)
