@@ -42,11 +42,11 @@ def main() -> None:
         report["engine"] = engine_bench.run()
         print(json.dumps({"engine": report["engine"]}, indent=2), flush=True)
     if not args.skip_http:
-        http_bench.REQUESTS, http_bench.ROUNDS = args.requests, args.rounds
         redis, url = start_redis(Path(tempfile.mkdtemp(prefix="lodge-bench-")))
         try:
             limits = {"off": [False], "on": [True], "both": [False, True]}[args.rate_limits]
-            report["http"] = [http_bench.run(redis, url, game, worker_class=worker_class, rate_limits=on)
+            report["http"] = [http_bench.run(redis, url, game, worker_class=worker_class, rate_limits=on,
+                                              requests_per_scenario=args.requests, rounds=args.rounds)
                               for game in args.games for worker_class in args.worker_class or ["gevent"]
                               for on in limits]
         finally:

@@ -180,9 +180,11 @@ def start(app_spec: str, redis_url: str, worker_class: str, env: dict[str, str])
 
 
 def run(redis: subprocess.Popen, redis_url: str, game: str = "biberbande", players: int = 4,
-        worker_class: str = "gevent", rate_limits: bool = False) -> dict:
+        worker_class: str = "gevent", rate_limits: bool = False, requests_per_scenario: int = REQUESTS,
+        rounds: int = ROUNDS) -> dict:
     """Lodge and the reference side by side under gunicorn's ``worker_class``
-    workers: per scenario a warm-up each, then ``ROUNDS`` alternating rounds."""
+    workers: per scenario a warm-up each, then ``rounds`` alternating rounds
+    of ``requests_per_scenario`` requests in all per app."""
     seeds = iter(range(10_000, 10_000_000, 100_000))
     lodge_env = {} if rate_limits else NO_LIMITS
     lodge, lodge_base = start(LODGE_APP, redis_url, worker_class, lodge_env)
@@ -191,7 +193,8 @@ def run(redis: subprocess.Popen, redis_url: str, game: str = "biberbande", playe
     except BaseException:
         stop_process(lodge, timeout=20)
         raise
-    moves = max(REQUESTS // CLIENTS // ROUNDS, WARMUP // CLIENTS)
+    per_round = requests_per_scenario // CLIENTS // rounds
+    moves = max(per_round, WARMUP // CLIENTS)
     apps = {"lodge": (lodge, lambda s: LodgeClient(lodge_base, s, game, players, next(seeds), moves)),
             "reference": (ref, lambda s: ReferenceClient(ref_base, s))}
     out: dict[str, dict] = {"lodge": {}, "reference": {}}
@@ -203,10 +206,10 @@ def run(redis: subprocess.Popen, redis_url: str, game: str = "biberbande", playe
             redis_cpu = dict.fromkeys(apps, 0.0)
             for server, client_for in apps.values():
                 drive(server, CLIENTS, WARMUP // CLIENTS, maker(client_for))
-            for _ in range(ROUNDS):
+            for _ in range(rounds):
                 for name, (server, client_for) in apps.items():
                     redis_before = cpu_seconds(redis)
-                    m = drive(server, CLIENTS, REQUESTS // CLIENTS // ROUNDS, maker(client_for))
+                    m = drive(server, CLIENTS, per_round, maker(client_for))
                     redis_cpu[name] += cpu_seconds(redis) - redis_before
                     totals[name] = totals[name] + m if name in totals else m
             for name in apps:

@@ -16,12 +16,10 @@ from tests.conftest import start_redis
 @pytest.mark.parametrize("rate_limits", [False, True])
 def test_http_bench_runs_lodge_and_the_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                  rate_limits: bool):
-    monkeypatch.setattr(http_bench, "REQUESTS", 48)
     monkeypatch.setattr(http_bench, "WARMUP", 8)
-    monkeypatch.setattr(http_bench, "ROUNDS", 2)
     redis, url = start_redis(tmp_path)
     try:
-        report = http_bench.run(redis, url, "biberclan", rate_limits=rate_limits)
+        report = http_bench.run(redis, url, "biberclan", rate_limits=rate_limits, requests_per_scenario=48, rounds=2)
     finally:
         stop_process(redis)
     assert report["rate_limits"] is rate_limits
