@@ -60,17 +60,24 @@ def main() -> None:
 
 def table(rows: list[dict]) -> str:
     """The ratios per server CPU-second, one line per game (Markdown)."""
-    lines = ["| game | workers | limits | apply-move Lodge / ref (req per CPU-s) | ratio | p50 / p99 Lodge · ref "
-             "| get-state Lodge / ref | ratio | p50 / p99 Lodge · ref |", "|---" * 9 + "|"]
+    lines = ["| game | workers | limits | apply-move Lodge / ref (req per CPU-s) | ratio: pooled, median of rounds "
+             "(range) | p50 / p99 Lodge · ref | get-state Lodge / ref | ratio: pooled, median of rounds (range) "
+             "| p50 / p99 Lodge · ref |", "|---" * 9 + "|"]
     for r in rows:
-        lo, ref, ratio = r["lodge"], r["reference"], r["ratio_per_cpu_s"]
+        lo, ref = r["lodge"], r["reference"]
         lines.append(
             f"| {r['game']} | {r['worker_class']} | {'on' if r.get('rate_limits') else 'off'} "
-            f"| {lo['move']['req_per_cpu_s']:,} / {ref['move']['req_per_cpu_s']:,} | {ratio['move']} "
+            f"| {lo['move']['req_per_cpu_s']:,} / {ref['move']['req_per_cpu_s']:,} | {_ratios(r, 'move')} "
             f"| {_latency(lo['move'])} · {_latency(ref['move'])} ms "
-            f"| {lo['view']['req_per_cpu_s']:,} / {ref['view']['req_per_cpu_s']:,} | {ratio['view']} "
+            f"| {lo['view']['req_per_cpu_s']:,} / {ref['view']['req_per_cpu_s']:,} | {_ratios(r, 'view')} "
             f"| {_latency(lo['view'])} · {_latency(ref['view'])} ms |")
     return "\n".join(lines)
+
+
+def _ratios(row: dict, scenario: str) -> str:
+    rounds = row["round_ratios"][scenario]
+    spread = f"{row['median_round_ratio'][scenario]} ({min(rounds)}–{max(rounds)})" if rounds else "no round long enough"
+    return f"**{row['ratio_per_cpu_s'][scenario]}**, {spread}"
 
 
 def _latency(measured: dict) -> str:

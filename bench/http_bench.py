@@ -3,11 +3,14 @@
 Both apps run side by side (both servers up at once) in the same gunicorn
 configuration against the same redis-server, under the same bounded loopback
 load (``CLIENTS`` threads with keep-alive sessions, ``REQUESTS`` requests per
-scenario), in alternating rounds (``ROUNDS``: Lodge, reference, Lodge, …) so
+scenario), in alternating rounds (``ROUNDS``: Lodge, reference, reference, Lodge, …) so
 that the machine's load swings hit both alike.  The machine is shared and
 noisy, so the figure that counts is requests per server CPU-second (user +
 system time of the gunicorn master and workers, read from /proc), quoted with
-raw throughput and p50/p99 latency.
+raw throughput and p50/p99 latency.  The ratio is given two ways: pooled
+over all rounds (``ratio_per_cpu_s``), and per pair of rounds (a Lodge round
+and the reference round right after it, ``round_ratios``) with their median
+(``median_round_ratio``), which a load swing hitting one round moves less.
 
 Per-client rate limits are off in both (``RATE_LIMIT_ENABLED=false``,
 ``MAX_WAITS_PER_CLIENT=0``, :data:`NO_LIMITS`): four loopback clients are one
@@ -35,14 +38,14 @@ from engine import REGISTRY
 from engine.core import FINISHED
 
 CLIENTS = 4
-REQUESTS = 3000
+REQUESTS = 4000
 WARMUP = 200
 #: Both apps run with these gunicorn settings (deploy/gunicorn.conf.py;
 #: THREADS only matters to the gthread worker class).
 WORKERS = 1
 THREADS = 4
 #: Measured rounds per scenario and app, alternating between the apps.
-ROUNDS = 3
+ROUNDS = 8
 #: The environment of both servers: no per-client limits (see the module docstring).
 NO_LIMITS = {"RATE_LIMIT_ENABLED": "false", "MAX_WAITS_PER_CLIENT": "0"}
 
@@ -198,6 +201,7 @@ def run(redis: subprocess.Popen, redis_url: str, game: str = "biberbande", playe
     apps = {"lodge": (lodge, lambda s: LodgeClient(lodge_base, s, game, players, next(seeds), moves)),
             "reference": (ref, lambda s: ReferenceClient(ref_base, s))}
     out: dict[str, dict] = {"lodge": {}, "reference": {}}
+    round_ratios: dict[str, list[float]] = {"move": [], "view": []}
     try:
         for scenario in ("move", "view"):
             def maker(client_for, scenario=scenario):
@@ -206,12 +210,17 @@ def run(redis: subprocess.Popen, redis_url: str, game: str = "biberbande", playe
             redis_cpu = dict.fromkeys(apps, 0.0)
             for server, client_for in apps.values():
                 drive(server, CLIENTS, WARMUP // CLIENTS, maker(client_for))
-            for _ in range(rounds):
-                for name, (server, client_for) in apps.items():
+            for turn in range(rounds):
+                pair = {}
+                order = list(apps.items())
+                for name, (server, client_for) in order[::-1] if turn % 2 else order:  # ABBA
                     redis_before = cpu_seconds(redis)
-                    m = drive(server, CLIENTS, per_round, maker(client_for))
+                    m = pair[name] = drive(server, CLIENTS, per_round, maker(client_for))
                     redis_cpu[name] += cpu_seconds(redis) - redis_before
                     totals[name] = totals[name] + m if name in totals else m
+                ratio = _ratio(pair["lodge"], pair["reference"])
+                if ratio is not None:
+                    round_ratios[scenario].append(ratio)
             for name in apps:
                 out[name][scenario] = totals[name].summary() | {"redis_cpu_s": round(redis_cpu[name], 2)}
     finally:
@@ -221,4 +230,15 @@ def run(redis: subprocess.Popen, redis_url: str, game: str = "biberbande", playe
               for scenario in ("move", "view")}
     return {"game": game, "players": players, "clients": CLIENTS, "worker_class": worker_class,
             "rate_limits": rate_limits, "lodge": out["lodge"], "reference": out["reference"],
-            "ratio_per_cpu_s": ratios}
+            "ratio_per_cpu_s": ratios,
+            "round_ratios": {scenario: [round(r, 2) for r in found] for scenario, found in round_ratios.items()},
+            "median_round_ratio": {scenario: round(statistics.median(found), 2) if found else None
+                                   for scenario, found in round_ratios.items()}}
+
+
+def _ratio(lodge: Measure, reference: Measure) -> float | None:
+    """Lodge's requests per server CPU-second over the reference's, in one
+    pair of rounds (None when a round was too short to show CPU time)."""
+    if lodge.cpu_seconds <= 0 or reference.cpu_seconds <= 0:
+        return None
+    return (lodge.requests / lodge.cpu_seconds) / (reference.requests / reference.cpu_seconds)

@@ -19,14 +19,16 @@ def test_http_bench_runs_lodge_and_the_reference(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(http_bench, "WARMUP", 8)
     redis, url = start_redis(tmp_path)
     try:
-        report = http_bench.run(redis, url, "biberclan", rate_limits=rate_limits, requests_per_scenario=48, rounds=2)
+        report = http_bench.run(redis, url, "biberclan", rate_limits=rate_limits, requests_per_scenario=96, rounds=2)
     finally:
         stop_process(redis)
     assert report["rate_limits"] is rate_limits
     for app in ("lodge", "reference"):
         for scenario in ("move", "view"):
             measured = report[app][scenario]
-            assert measured["requests"] == 48, (app, scenario, measured)
+            assert measured["requests"] == 96, (app, scenario, measured)
             assert measured["server_cpu_s"] > 0 and measured["p99_ms"] >= measured["p50_ms"] > 0
     assert set(report["ratio_per_cpu_s"]) == {"move", "view"}
     assert all(ratio > 0 for ratio in report["ratio_per_cpu_s"].values())
+    assert {s: len(r) for s, r in report["round_ratios"].items()} == {"move": 2, "view": 2}
+    assert all(report["median_round_ratio"][s] > 0 for s in ("move", "view"))
