@@ -76,7 +76,8 @@ def table(rows: list[dict]) -> str:
 
 def _ratios(row: dict, scenario: str) -> str:
     rounds = row["round_ratios"][scenario]
-    spread = f"{row['median_round_ratio'][scenario]} ({min(rounds)}–{max(rounds)})" if rounds else "no round long enough"
+    spread = (f"{row['median_round_ratio'][scenario]} ({min(rounds)}–{max(rounds)})" if rounds
+              else "no round long enough")
     return f"**{row['ratio_per_cpu_s'][scenario]}**, {spread}"
 
 
