@@ -13,7 +13,7 @@ Figures per scenario: moves per server CPU-second (user + system time of
 every gunicorn process from /proc; Redis's own CPU apart), Redis CPU per
 move, and the Redis reads a move needed besides its one write script, from
 ``INFO commandstats`` summed over every Redis node (HMGET of the snapshot,
-GET of the meta): a move whose instance had the match's current snapshot
+GET of the meta, which the read script ``keys.LOAD`` calls): a move whose instance had the match's current snapshot
 cached needs none, so hit rate = 1 - HMGET calls / moves.  Then Redis
 memory per match (``memory_per_match``), for the sizing in the README.
 

@@ -303,6 +303,31 @@ end
 return 1
 """
 
+LOAD = """
+-- A match's meta and snapshot for a request, read together.
+-- KEYS: 1 meta, 2 snap
+-- ARGV: 1 '1' for the meta JSON, '0' for whether it exists only;
+--       2 the version the caller has cached ('' for none)
+-- Returns false when the meta is gone; {meta, v} when the stored version is
+-- ARGV[2]; else {meta, v, s, z, d} (HMGET's fields, false when absent).
+-- meta: the JSON, or 1.
+local meta
+if ARGV[1] == '1' then
+  meta = redis.call('GET', KEYS[1])
+else
+  meta = redis.call('EXISTS', KEYS[1]) == 1 and 1
+end
+if not meta then
+  return false
+end
+local fields = redis.call('HMGET', KEYS[2], 'v', 's', 'z', 'd')
+if fields[1] and fields[1] == ARGV[2] then
+  return {meta, fields[1]}
+end
+table.insert(fields, 1, meta)
+return fields
+"""
+
 EVENTS_SINCE = _DAMAGE + """
 -- Events with version > ARGV[1], read atomically with the current version.
 -- KEYS: 1 meta, 2 snap, 3 moves, 4 events, 5 evidx

@@ -240,6 +240,7 @@ class Store:
         self._create = client.register_script(lua.CREATE)
         self._apply = client.register_script(lua.APPLY)
         self._compact = client.register_script(lua.COMPACT)
+        self._load = client.register_script(lua.LOAD)
         self._events_since = client.register_script(lua.EVENTS_SINCE)
         self._delete = client.register_script(lua.DELETE)
         self._record = client.register_script(lua.RECORD)
@@ -475,21 +476,20 @@ class Store:
         return meta.with_claims(_claims(meta, held))
 
     def load(self, match_id: str) -> tuple[Meta, Snapshot] | None:
-        """Meta and the current snapshot, in one round trip; None when gone
-        (no meta), :class:`DamagedMatch` when the meta has no snapshot."""
+        """Meta and the current snapshot, in one command (:data:`keys.LOAD`:
+        the meta only when it is not cached, the state only when the cached
+        snapshot is not current); None when gone (no meta),
+        :class:`DamagedMatch` when the meta has no snapshot."""
         k = Keys(match_id)
         meta = self._meta.get(match_id)
-        pipe = self.client.pipeline(transaction=False)
-        if meta is None:
-            pipe.get(k.meta)
-        else:
-            pipe.exists(k.meta)
-        pipe.hmget(k.snap, "v", "s", "z", "d")
-        raw_meta, fields = pipe.execute()
-        if not raw_meta:
+        cached = self._snaps.get(match_id)
+        reply = _run(self._load, [k.meta, k.snap], ["1" if meta is None else "0",
+                                                    "" if cached is None else cached.version])
+        if not reply:
             self.forget(match_id)
             return None
-        snap = self._read_snapshot(match_id, fields)
+        raw_meta, *fields = reply
+        snap = cached if len(fields) == 1 and cached is not None else self._read_snapshot(match_id, fields)
         if snap is None:
             raise DamagedMatch(match_id, "snap")
         if meta is None:

@@ -18,7 +18,7 @@ import redis
 from service.auth import new_match_id
 from service.config import Settings
 from service.keys import Keys
-from service.store import Meta, Snapshot, Store, compress, decompress, fingerprint
+from service.store import DamagedMatch, Meta, Snapshot, Store, compress, decompress, fingerprint
 
 TTL = 3600
 IDEM_TTL = 600
@@ -228,6 +228,29 @@ def test_stale_cache_is_replaced_not_regressed(client):
     assert a.snapshot(MID).version == 1
     a._remember(MID, Snapshot(0, {"n": 0}))
     assert a.cached(MID)[1].version == 1
+
+
+def test_load_reads_the_state_only_when_the_cached_one_is_not_current(client):
+    """keys.LOAD: a worker holding the current version gets its cached
+    snapshot back (the stored state is not sent again); another worker's
+    write, a lost meta and a lost snapshot are all seen."""
+    a, b = make_store(client), make_store(client)
+    create(a)
+    first = b.load(MID)
+    assert first is not None and first[1].version == 0 and first[1].state == {"n": 0}
+    k = Keys(MID)
+    assert b._load(keys=[k.meta, k.snap], args=["0", 0]) == [1, b"0"]  # current: no state sent
+    assert b._load(keys=[k.meta, k.snap], args=["1", ""]) == [meta().to_json(), b"0", b'{"n":0}', None, None]
+    client.hset(k.snap, "s", b"not read")  # the same version: the cached state stands
+    assert b.load(MID)[1] is first[1]
+    apply(a, 0, 1)
+    meta_b, moved = b.load(MID)
+    assert (moved.version, moved.state) == (1, {"n": 1}) and meta_b == meta()
+    client.delete(Keys(MID).snap)
+    with pytest.raises(DamagedMatch):
+        b.load(MID)
+    client.delete(Keys(MID).meta)
+    assert b.load(MID) is None and b.cached(MID) is None
 
 
 def test_store_down_raises_connection_error():
