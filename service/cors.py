@@ -28,6 +28,7 @@ MAX_AGE = 600
 #: The request headers a non-preflight answer's CORS headers depend on
 #: (flask-cors' ``get_cors_headers``), and how many answers to keep.
 ORIGIN, PRIVATE_NETWORK = "Origin", "Access-Control-Request-Private-Network"
+_ORIGIN_KEY, _PRIVATE_NETWORK_KEY = (f"HTTP_{name.upper().replace('-', '_')}" for name in (ORIGIN, PRIVATE_NETWORK))
 CACHED = 1024
 
 
@@ -37,7 +38,7 @@ def parse_origins(raw: str | None) -> list[str]:
     return origins or ["*"]
 
 
-Headers = Callable[[RequestHeaders], list[tuple[str, str]]]
+Headers = Callable[[dict[str, Any]], list[tuple[str, str]]]
 
 
 def install(app: Flask, origins: list[str]) -> Headers:
@@ -48,8 +49,8 @@ def install(app: Flask, origins: list[str]) -> Headers:
     other origin gets no CORS header, so its browser refuses the answer.  A
     preflight's ``Access-Control-Allow-Headers`` lists the requested headers
     that are allowed.  Returns the CORS headers of a (non-preflight) answer
-    to a request with the given headers, as flask-cors adds them (computed
-    by flask-cors once per ``Origin``, for the last :data:`CACHED` ones)."""
+    to the request of a WSGI environ, as flask-cors adds them (computed by
+    flask-cors once per ``Origin``, for the last :data:`CACHED` ones)."""
     anyone = origins == ["*"]
     # strings keep the contract's order (flask-cors sorts lists)
     options: dict[str, Any] = dict(
@@ -67,8 +68,8 @@ def install(app: Flask, origins: list[str]) -> Headers:
         found = get_cors_headers(resolved, sent, "GET")
         return [(name, str(value)) for name, value in found.items(multi=True)]
 
-    def headers(request_headers: RequestHeaders) -> list[tuple[str, str]]:
-        return for_origin(request_headers.get(ORIGIN), request_headers.get(PRIVATE_NETWORK))
+    def headers(environ: dict[str, Any]) -> list[tuple[str, str]]:
+        return for_origin(environ.get(_ORIGIN_KEY), environ.get(_PRIVATE_NETWORK_KEY))
     return headers
 
 

@@ -43,7 +43,6 @@ from http import HTTPStatus
 from typing import Any
 
 import orjson
-from werkzeug.datastructures import EnvironHeaders
 
 from service import metrics
 from service.api import MAX_DEPTH
@@ -148,7 +147,7 @@ class HotPaths:
             answer = self._checked(environ, match_id, tail, _query(environ.get("QUERY_STRING", ""), QUERY[tail]))
         except Fallback:
             return self.flask_app(environ, start_response)
-        cors = self.cors(EnvironHeaders(environ))
+        cors = self.cors(environ)
         limited: list[tuple[str, str]] = []
         with self.lodge.store.budget():
             try:
