@@ -17,9 +17,9 @@ the web layer as a redis-py exception and is answered 503 (``service.errors``).
 Before each command the pool checks that the connection it hands out holds
 no unread reply (``can_read`` with no wait).  Under gevent redis-py answers
 that with gevent's cooperative ``poll``: watchers, a timer and a trip
-through the hub (three system calls and about 27 µs here) for a question
-that never waits.  :class:`Parser` asks the operating system's own ``poll``
-instead (one system call, about 1.5 µs) and leaves anything else to
+through the hub (three system calls, 29–52 µs on the benchmark machine) for
+a question that never waits.  :class:`Parser` asks the operating system's
+own ``poll`` instead (one system call, 1.5–7 µs) and leaves anything else to
 redis-py: a socket that reads as ready, TLS, or a wait.  ``single`` and
 ``sentinel`` use it; redis-py's cluster client takes no parser setting.
 
