@@ -133,7 +133,7 @@ def play_to_the_end(d: Any, base: str, match_id: str, game: str, other: str | No
     _, final = browser.http_json("GET", f"{base}/v1/matches/{match_id}")
     assert final["status"] == "finished"
     winners = ",".join(map(str, final["result"]["winners"]))
-    assert d.find_element(By.ID, "result").get_attribute("data-winners") == winners
+    assert wait_for(d, lambda drv: drv.find_element(By.ID, "result").get_attribute("data-winners")) == winners
     assert not [u for u in browser.requested_urls(d) if not u.startswith(base) and not u.startswith("data:")]
     return final
 

@@ -106,8 +106,9 @@ def test_resign_ends_a_two_seat_match(driver: Any, live_server: str):
     open_as_seat(driver, live_server, created)
     driver.execute_script("window.confirm = () => true")
     driver.find_element(By.CSS_SELECTOR, "#moves button.resign").click()
-    wait_for(driver, lambda d: d.find_elements(By.ID, "result"))
-    assert driver.find_element(By.ID, "result").get_attribute("data-winners") == "1"
+    winners = wait_for(driver, lambda d: d.find_elements(By.ID, "result")
+                       and d.find_element(By.ID, "result").get_attribute("data-winners"))  # read again if redrawn
+    assert winners == "1"
     assert not driver.find_elements(By.CSS_SELECTOR, "#moves button")  # nothing more to do
 
 
