@@ -53,6 +53,7 @@ BOTTOM = (0, 1, 2)
 SUPPORTS = {3: (0, 1), 4: (1, 2)}          # top slot -> the bottom slots it rests on
 CASTLE_SIZE = len(SLOTS)
 ALL_SLOTS = range(CASTLE_SIZE)
+MAX_SEATS = 6                              # players 2–6 (BC-2.2)
 UP, DOWN = "up", "down"
 FACES = (UP, DOWN)
 
@@ -145,26 +146,42 @@ def with_faces(slots: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
     return tuple((SLOTS[i], face) for i in slots for face in FACES)
 
 
+#: per target seat, the moves of one type on a castle (BC-4.12 order):
+#: templates never handed out, the legal moves are new copies of them
+MoveTemplates = tuple[tuple[Move, ...], ...]
+
+
+def move_templates(kind: str, slots: tuple[int, ...]) -> MoveTemplates:
+    """Per target seat, the moves of ``kind`` on ``slots`` (:func:`with_faces`)."""
+    return tuple(tuple({"type": kind, "target": target, "slot": slot, "face": face}
+                       for slot, face in with_faces(slots)) for target in range(MAX_SEATS))
+
+
 @dataclass(frozen=True, slots=True)
 class Geometry:
     """BC-1.4 and BC-4.1 for one castle shape, computed once at import
     (:data:`GEOMETRY`): the number of cards, the free and the open slots
-    (against the owner / another seat), and their (slot name, face) pairs."""
+    (against the owner / another seat), and the moves on them: per target
+    seat the placements (BC-4.3) and replacements (BC-4.4, by the owner /
+    another seat), and the stashes (BC-4.5)."""
 
     cards: int
     free: tuple[int, ...]
     open_own: tuple[int, ...]
     open_other: tuple[int, ...]
-    places: tuple[tuple[str, str], ...]
-    replaces_own: tuple[tuple[str, str], ...]
-    replaces_other: tuple[tuple[str, str], ...]
+    places: MoveTemplates
+    replaces_own: MoveTemplates
+    replaces_other: MoveTemplates
+    stashes: tuple[Move, ...]
 
 
 def geometry(shape: Shape) -> Geometry:
     """BC-1.4, BC-4.1 of ``shape``."""
     free, open_own, open_other = free_in(shape), open_in(shape, True), open_in(shape, False)
     return Geometry(CASTLE_SIZE - shape.count(None), free, open_own, open_other,
-                    with_faces(free), with_faces(open_own), with_faces(open_other))
+                    move_templates(MOVE_PLACE, free), move_templates(MOVE_REPLACE, open_own),
+                    move_templates(MOVE_REPLACE, open_other),
+                    tuple({"type": MOVE_STASH, "slot": slot, "face": face} for slot, face in with_faces(free)))
 
 
 #: every castle shape → its geometry
@@ -208,33 +225,36 @@ def castle_card(held: Held, face: str, n: int) -> CastleCard:
 # ==========================================================================
 # Legal moves (BC-4.3 … BC-4.9, order BC-4.12)
 # ==========================================================================
+#: (target seat, geometry of its castle) of the castles a move may name, by seat
+Targets = list[tuple[int, Geometry]]
+
+
 def place_moves(state: State, actor: int) -> list[Move]:
     """BC-4.3 then BC-4.4: place on a free legal slot, then replace."""
     castles = [geometry_of(castle) for castle in state["castles"]]
-    return placements(castles, actor) + replacements(castles, actor)
+    targets = list(enumerate(castles))
+    return placements(targets, actor) + replacements(targets, actor, castles[actor])
 
 
-def placements(castles: list[Geometry], actor: int) -> list[Move]:
+def placements(targets: Targets, actor: int) -> list[Move]:
     """BC-4.3: the held number on a free slot of the actor's castle or of a
-    castle with at most three cards (D10); ``castles``: the geometry of each seat's."""
-    return [{"type": MOVE_PLACE, "target": target, "slot": slot, "face": face}
-            for target, castle in enumerate(castles) if target == actor or castle.cards <= 3
-            for slot, face in castle.places]
+    castle with at most three cards (D10), on each of ``targets``."""
+    return [move.copy() for target, castle in targets if target == actor or castle.cards <= 3
+            for move in castle.places[target]]
 
 
-def replacements(castles: list[Geometry], actor: int) -> list[Move]:
-    """BC-4.4: the held number replaces an open card of the actor's castle,
-    or of another only while the actor's castle has room (D13)."""
-    own_has_room = bool(castles[actor].free)
-    return [{"type": MOVE_REPLACE, "target": target, "slot": slot, "face": face}
-            for target, castle in enumerate(castles) if target == actor or own_has_room
-            for slot, face in (castle.replaces_own if target == actor else castle.replaces_other)]
+def replacements(targets: Targets, actor: int, own: Geometry) -> list[Move]:
+    """BC-4.4: the held number replaces an open card of the actor's castle
+    (geometry ``own``), or of another only while the actor's castle has room
+    (D13), on each of ``targets``."""
+    own_has_room = bool(own.free)
+    return [move.copy() for target, castle in targets if target == actor or own_has_room
+            for move in (castle.replaces_own if target == actor else castle.replaces_other)[target]]
 
 
 def stash_moves(state: State, actor: int) -> list[Move]:
     """BC-4.5: the stolen card onto a free legal slot of the actor's castle."""
-    return [{"type": MOVE_STASH, "slot": slot, "face": face}
-            for slot, face in geometry_of(state["castles"][actor]).places]
+    return [move.copy() for move in geometry_of(state["castles"][actor]).stashes]
 
 
 def special_moves(state: State, actor: int, special: str) -> list[Move]:
@@ -260,13 +280,17 @@ def seat_moves(state: State, seat: int) -> list[Move]:
     return special_moves(state, seat, state["held"]["card"])
 
 
-def seat_moves_of_type(state: State, seat: int, kind: Any) -> list[Move]:
+def seat_moves_like(state: State, seat: int, move: Move) -> list[Move]:
     """For :meth:`~engine.core.Game.play`: in phase place only the
-    placements or the replacements (BC-4.3, BC-4.4), else every move."""
-    if state["phase"] == PHASE_PLACE and kind in (MOVE_PLACE, MOVE_REPLACE):
-        castles = [geometry_of(castle) for castle in state["castles"]]
-        return placements(castles, seat) if kind == MOVE_PLACE else replacements(castles, seat)
-    return seat_moves(state, seat)
+    placements or the replacements on the castle ``move`` names (BC-4.3,
+    BC-4.4; none if it names no seat), else every move."""
+    kind = move.get("type")
+    if state["phase"] != PHASE_PLACE or kind not in (MOVE_PLACE, MOVE_REPLACE):
+        return seat_moves(state, seat)
+    castles, target = state["castles"], move.get("target")
+    named = [(target, geometry_of(castles[target]))] \
+        if type(target) is int and 0 <= target < len(castles) else []
+    return placements(named, seat) if kind == MOVE_PLACE else replacements(named, seat, geometry_of(castles[seat]))
 
 
 def explain_slot(state: State, actor: int, move: Move) -> str | None:
@@ -681,8 +705,10 @@ EVENTS = {
 # The working copy of a move: the state copied by its layout (module docstring)
 # ==========================================================================
 def copy_castles(castles: list[Castle]) -> list[Castle]:
-    """``castles``: a new list per castle and a new dict per card."""
-    return [[None if card is None else card.copy() for card in castle] for castle in castles]
+    """``castles``: a new list per castle and a new dict per card (slot by
+    slot, BC-1.4: one comprehension for all castles is the fastest copy)."""
+    return [[b0 and b0.copy(), b1 and b1.copy(), b2 and b2.copy(), t0 and t0.copy(), t1 and t1.copy()]
+            for b0, b1, b2, t0, t1 in castles]
 
 
 def copy_held(held: Held | None) -> Held | None:
@@ -693,12 +719,13 @@ def copy_held(held: Held | None) -> Held | None:
 
 
 def copy_round_body(body: dict[str, Any] | None) -> dict[str, Any] | None:
-    """``last_round`` (:func:`score_round`): a new dict, a new list per list
-    field and per castle of ``castles``."""
+    """``last_round`` (:func:`score_round`): a new dict in the same key
+    order, a new list per list field and per castle of ``castles``."""
     if body is None:
         return None
-    return {key: [list(c) for c in value] if key == "castles" else list(value) if type(value) is list else value
-            for key, value in body.items()}
+    return {**body, "castles": list(map(list, body["castles"])), "values": list(body["values"]),
+            "bonus": list(body["bonus"]), "penalty": list(body["penalty"]), "scores": list(body["scores"]),
+            "five_of_a_kind": list(body["five_of_a_kind"]), "totals": list(body["totals"])}
 
 
 #: the state's lists and dicts by key (lists of strings or ints copy with
@@ -720,7 +747,7 @@ class BiberClan(Game):
     rule_prefix = "BC"
     title = "BiberClan"
     min_players = 2
-    max_players = 6
+    max_players = MAX_SEATS
     summary = ("Place number cards face up or down in your own or others' castles, steal "
                "unprotected cards, play compulsory specials; a completed castle starts the "
                "final lap; highest total after the rounds wins, five of a kind wins at once.")
@@ -752,8 +779,8 @@ class BiberClan(Game):
     def seat_moves(self, state: State, seat: int) -> list[Move]:
         return seat_moves(state, seat)
 
-    def seat_moves_of_type(self, state: State, seat: int, kind: Any) -> list[Move]:
-        return seat_moves_of_type(state, seat, kind)
+    def seat_moves_like(self, state: State, seat: int, move: Move) -> list[Move]:
+        return seat_moves_like(state, seat, move)
 
     def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
         return players_view(state, viewer)

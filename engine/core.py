@@ -618,11 +618,12 @@ class Game:
         match; fully specified, in a stable order."""
         raise NotImplementedError
 
-    def seat_moves_of_type(self, state: State, seat: int, kind: Any) -> list[Move]:
-        """What :meth:`play` searches for a posted move of type ``kind``: the
-        legal moves of ``seat`` (to act, match active) with every one of type
-        ``kind`` among them in listed order, others allowed.  A game may list
-        only that type here when that is cheaper.  Default: :meth:`seat_moves`."""
+    def seat_moves_like(self, state: State, seat: int, move: Move) -> list[Move]:
+        """What :meth:`play` searches for the posted ``move``: the legal moves
+        of ``seat`` (to act, match active) with every one that may equal
+        ``move`` (:func:`listed_move`) among them in listed order, others
+        allowed.  A game may list only those here when that is cheaper (e.g.
+        the moves of the posted type and target).  Default: :meth:`seat_moves`."""
         return self.seat_moves(state, seat)
 
     def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
@@ -735,8 +736,7 @@ class Game:
             raise NotYourTurn(f"seat {seat} has no decision to make now; "
                               f"to act: {self.to_act(state)}")
         move = self.normalize_move(move)
-        kind = move.get("type")
-        candidate = listed_move(move, self.seat_moves_of_type(state, seat, kind)) \
+        candidate = listed_move(move, self.seat_moves_like(state, seat, move)) \
             if state["status"] == ACTIVE else None
         if candidate is None:
             legal = self.legal_moves(state, seat)
