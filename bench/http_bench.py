@@ -9,7 +9,7 @@ noisy, so the figure that counts is requests per server CPU-second (user +
 system time of the gunicorn master and workers, read from /proc), quoted with
 raw throughput and p50/p99 latency.  The ratio is given two ways: pooled
 over all rounds (``ratio_per_cpu_s``), and per pair of rounds (a Lodge round
-and the reference round right after it, ``round_ratios``) with their median
+and the reference round next to it, ``round_ratios``) with their median
 (``median_round_ratio``), which a load swing hitting one round moves less.
 
 Per-client rate limits are off in both (``RATE_LIMIT_ENABLED=false``,
