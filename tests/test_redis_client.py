@@ -1,10 +1,12 @@
 """The store's Redis client: the pool's no-wait readiness check (service.redis_client.Parser)."""
 from __future__ import annotations
 
+import select
 import subprocess
 import sys
 import textwrap
 
+import pytest
 import redis
 
 from service.config import Settings
@@ -40,11 +42,22 @@ def test_a_quiet_connection_is_not_readable_and_a_pending_reply_is(redis_server:
         client.connection_pool.release(conn)
 
 
-def test_a_connection_the_server_closed_is_replaced(redis_server: str):
-    client = redis.Redis.from_url(redis_server, parser_class=Parser, max_connections=1)
-    own_id = client.client_id()
-    admin = redis.Redis.from_url(redis_server)
-    admin.client_kill_filter(_id=own_id)
+def test_a_connection_the_server_closed_is_not_quiet(redis_server: str):
+    """A socket at EOF reads as ready, so the no-wait check must not call it
+    quiet: redis-py's check then reports the close and the client replaces
+    the connection."""
+    client = _client(redis_server)
+    client.ping()
+    conn = client.connection_pool.get_connection()
+    try:
+        conn.send_command("CLIENT", "ID")
+        own_id = conn.read_response()
+        redis.Redis.from_url(redis_server).client_kill_filter(_id=own_id)
+        assert select.select([conn._sock], [], [], 5)[0], "the server's close did not arrive"
+        with pytest.raises(redis.exceptions.ConnectionError, match="closed"):
+            conn.can_read()  # as redis-py's own check: the pool then reconnects
+    finally:
+        client.connection_pool.release(conn)
     assert client.ping() is True
     assert client.client_id() != own_id
 
