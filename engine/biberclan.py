@@ -109,11 +109,6 @@ def card_count(castle: Castle) -> int:
     return CASTLE_SIZE - castle.count(None)
 
 
-def face_up_count(castle: Castle) -> int:
-    """BC-7.1 ``face_up``: the face-up cards of a castle."""
-    return [c["face"] for c in castle if c is not None].count(UP)
-
-
 def free_in(shape: Shape) -> tuple[int, ...]:
     """BC-1.4: empty slots; a top slot only when both slots under it are filled."""
     free = [i for i in BOTTOM if shape[i] is None]
@@ -160,12 +155,13 @@ def move_templates(kind: str, slots: tuple[int, ...]) -> MoveTemplates:
 @dataclass(frozen=True, slots=True)
 class Geometry:
     """BC-1.4 and BC-4.1 for one castle shape, computed once at import
-    (:data:`GEOMETRY`): the number of cards, the free and the open slots
-    (against the owner / another seat), and the moves on them: per target
-    seat the placements (BC-4.3) and replacements (BC-4.4, by the owner /
-    another seat), and the stashes (BC-4.5)."""
+    (:data:`GEOMETRY`): the number of cards and of face-up cards (BC-7.1),
+    the free and the open slots (against the owner / another seat), and the
+    moves on them: per target seat the placements (BC-4.3) and replacements
+    (BC-4.4, by the owner / another seat), and the stashes (BC-4.5)."""
 
     cards: int
+    face_up: int
     free: tuple[int, ...]
     open_own: tuple[int, ...]
     open_other: tuple[int, ...]
@@ -178,7 +174,7 @@ class Geometry:
 def geometry(shape: Shape) -> Geometry:
     """BC-1.4, BC-4.1 of ``shape``."""
     free, open_own, open_other = free_in(shape), open_in(shape, True), open_in(shape, False)
-    return Geometry(CASTLE_SIZE - shape.count(None), free, open_own, open_other,
+    return Geometry(CASTLE_SIZE - shape.count(None), shape.count(UP), free, open_own, open_other,
                     move_templates(MOVE_PLACE, free), move_templates(MOVE_REPLACE, open_own),
                     move_templates(MOVE_REPLACE, open_other),
                     tuple({"type": MOVE_STASH, "slot": slot, "face": face} for slot, face in with_faces(free)))
@@ -618,7 +614,7 @@ def player_view(state: State, owner: int, viewer: Viewer, seer: int) -> dict[str
         entry["protected"] = i not in unprotected
         slots[SLOTS[i]] = entry
     return {"seat": owner, "name": state["names"][owner], "cards": castle_geometry.cards,
-            "face_up": face_up_count(castle), "castle": slots}
+            "face_up": castle_geometry.face_up, "castle": slots}
 
 
 def players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
