@@ -40,9 +40,10 @@ install: $(STAMP)
 run: $(SERVE_STAMP)
 	exec $(BIN)/gunicorn -c deploy/gunicorn.conf.py 'service.app:create_app()'
 
-## redis-server, redis-sentinel and haproxy from Debian's packages (the tests
-## start and stop their own instances: a Redis, a cluster, a sentinel group, a balancer).
-DEBIAN_PACKAGES := redis-server redis-sentinel haproxy
+## redis-server, redis-sentinel, haproxy, curl and jq from Debian's packages (the tests
+## start and stop their own instances: a Redis, a cluster, a sentinel group, a balancer;
+## curl and jq run the README's shell session).
+DEBIAN_PACKAGES := redis-server redis-sentinel haproxy curl jq
 redis-server:
 	@missing=""; \
 	for p in $(DEBIAN_PACKAGES); do \
