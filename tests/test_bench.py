@@ -1,6 +1,6 @@
 """``make bench``'s HTTP benchmark runs (a short one): both apps boot under
 the same gunicorn configuration, answer every request, and the report
-holds the ratios the README quotes.  Speed itself is never asserted here
+holds the ratios docs/benchmarks.md quotes.  Speed itself is never asserted here
 (``make bench`` measures it)."""
 from __future__ import annotations
 

