@@ -1,14 +1,25 @@
 """The generated TypeScript client (clients/typescript): it is what
 openapi-typescript makes of the committed openapi/openapi.json, it
-type-checks, and in Node it plays a whole random match of every game against
-a live server (gunicorn on a real Redis)."""
+type-checks, in Node it plays a whole random match of every game against a
+live server (gunicorn on a real Redis) and follows streams across cut
+connections, and its ``npm pack`` tarball installs into a throw-away project
+outside the repository, where the client README's snippets type-check under
+``tsc --strict`` and run."""
 from __future__ import annotations
 
+import json
 import os
+import re
+import subprocess
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from devtools.servers import ROOT, stop_process
 from tests import ts_client
+from tests.conftest import start_gunicorn
 
 pytestmark = pytest.mark.skipif(ts_client.missing() is not None, reason=ts_client.missing() or "")
 
@@ -47,3 +58,81 @@ def test_node_client_plays_a_whole_match_of_every_game(built: None, live_server:
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
     for game in ("biberbande", "biberclan", "mein-lieber-biber", "thirteen-beavers"):
         assert f"a whole random match of {game}" in done.stdout
+
+
+@pytest.fixture(scope="module")
+def short_streams(redis_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """gunicorn on the real Redis that ends every stream after 1 s
+    (``STREAM_MAX``), so a follower also meets the server's clean closes."""
+    url = redis_server.rsplit("/", 1)[0] + "/7"
+    proc, base = start_gunicorn(tmp_path_factory.mktemp("gunicorn-short-streams"), url, workers=1,
+                                extra_env={"STREAM_MAX": "1"})
+    try:
+        yield base
+    finally:
+        stop_process(proc, timeout=20)
+
+
+@pytest.mark.live
+def test_node_client_follows_streams_across_dropped_connections(built: None, short_streams: str):
+    env = dict(os.environ, LODGE_URL=short_streams)
+    done = ts_client.run("node", "--test", "--test-reporter=spec", str(ts_client.FOLLOW_TEST), timeout=300, env=env)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    assert "every version once, in order, across cut connections" in done.stdout
+
+
+README_SNIPPETS = re.findall(r"```ts\n(.*?)```", (ts_client.CLIENT / "README.md").read_text(), re.DOTALL)
+#: The throw-away project: ES modules, strict, Node's own module resolution,
+#: no Node types (the client needs none), the installed declarations checked too.
+CONSUMER_TSCONFIG = {"compilerOptions": {
+    "strict": True, "target": "ES2022", "module": "NodeNext", "moduleResolution": "NodeNext",
+    "lib": ["ES2022", "DOM"], "types": [], "skipLibCheck": False, "outDir": "out"}, "include": ["*.ts"]}
+
+
+def test_package_declares_an_installable_es_module():
+    package = json.loads((ts_client.CLIENT / "package.json").read_text())
+    assert "private" not in package
+    assert package["type"] == "module"
+    assert package["exports"]["."] == {"types": "./dist/index.d.ts", "import": "./dist/lodge-client.mjs"}
+    assert len(README_SNIPPETS) >= 2, "the client README's ts snippets are gone"
+
+
+@pytest.mark.live
+def test_packed_client_installs_type_checks_and_runs_outside_the_repository(
+        built: None, short_streams: str, tmp_path: Path):
+    """npm pack; a fresh project in a temporary directory installs the
+    tarball (and TypeScript at the version the client pins), compiles every
+    ``ts`` snippet of the client README with ``tsc --strict`` and runs each
+    against a live server."""
+    project = tmp_path / "consumer"
+    project.mkdir()
+    assert not project.resolve().is_relative_to(ROOT), "the consumer must live outside the repository"
+    try:
+        tarball = ts_client.pack(tmp_path)
+    except RuntimeError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    with tarfile.open(tarball) as packed:
+        names = set(packed.getnames())
+    assert {"package/dist/index.d.ts", "package/dist/schema.d.ts", "package/dist/follow.d.ts",
+            "package/dist/lodge-client.mjs", "package/dist/lodge-client.js", "package/README.md"} <= names, names
+    assert not any("/test/" in name for name in names), names
+
+    typescript = json.loads((ts_client.CLIENT / "package.json").read_text())["devDependencies"]["typescript"]
+    (project / "package.json").write_text(json.dumps({"name": "consumer", "private": True, "type": "module"}))
+    (project / "tsconfig.json").write_text(json.dumps(CONSUMER_TSCONFIG))
+    for i, snippet in enumerate(README_SNIPPETS):
+        (project / f"readme{i}.ts").write_text(snippet.replace("http://127.0.0.1:8000", short_streams))
+    installed = _npm(project, "install", "--prefer-offline", "--no-audit", "--no-fund", str(tarball),
+                     f"typescript@{typescript}")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    checked = _npm(project, "exec", "--no", "--", "tsc", "--strict", "-p", ".")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    for i, snippet in enumerate(README_SNIPPETS):
+        ran = subprocess.run(["node", f"out/readme{i}.js"], cwd=project, capture_output=True, text=True, timeout=120)
+        assert ran.returncode == 0, f"README snippet {i} failed:\n{snippet}\n{ran.stdout}{ran.stderr}"
+        if "follow(" in snippet:
+            assert ran.stdout.splitlines()[-1] == "finished", ran.stdout[-2000:]
+
+
+def _npm(project: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["npm", *args], cwd=project, capture_output=True, text=True, timeout=300)
