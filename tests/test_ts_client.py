@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import tarfile
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from devtools.servers import ROOT, stop_process
-from tests import ts_client
+from tests import browser, ts_client
 from tests.conftest import start_gunicorn
 
 pytestmark = pytest.mark.skipif(ts_client.missing() is not None, reason=ts_client.missing() or "")
@@ -136,3 +137,56 @@ def test_packed_client_installs_type_checks_and_runs_outside_the_repository(
 
 def _npm(project: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["npm", *args], cwd=project, capture_output=True, text=True, timeout=300)
+
+
+#: In a page of another origin: create a match, follow it as seat 0 (EventSource,
+#: the token as ?token=) while the admin plays it, pausing past STREAM_MAX now
+#: and then so that the server ends the stream and EventSource reconnects.
+FOLLOW_IN_A_PAGE = """
+const [base, finish] = [arguments[0], arguments[arguments.length - 1]];
+(async () => {
+  const lodge = Lodge.createLodge(base);
+  const created = await lodge.POST("/v1/matches", {
+    body: { game: "biberbande", players: ["ana", "bo"], seed: 5, options: { rounds: 1 } } });
+  const match = created.data;
+  const versions = [];
+  const following = lodge.follow(match.match_id, {
+    token: match.seats[0].token, onMessage: (message) => versions.push(message.version) });
+  const path = { match_id: match.match_id };
+  const auth = Lodge.bearer(match.admin_token);
+  let moves = 0;
+  for (;;) {
+    const view = (await lodge.GET("/v1/matches/{match_id}", { params: { path }, headers: auth })).data;
+    if (view.status === "finished") break;
+    const query = { seat: view.to_act[0] };
+    const legal = (await lodge.GET("/v1/matches/{match_id}/legal-moves",
+                                   { params: { path, query }, headers: auth })).data;
+    await lodge.POST("/v1/matches/{match_id}/moves", {
+      params: { path, query }, headers: auth, body: { move: legal.moves[0], version: legal.version } });
+    moves += 1;
+    if (moves % 3 === 0) await new Promise((resolve) => setTimeout(resolve, 1300));
+  }
+  finish({ versions, moves, end: await following.done });
+})().catch((error) => finish({ error: String(error) }));
+"""
+
+
+@pytest.mark.live
+@pytest.mark.skipif(browser.missing() is not None, reason=browser.missing() or "")
+def test_browser_script_follows_a_match_on_eventsource(built: None, short_streams: str, tmp_path: Path):
+    """The browser script (dist/lodge-client.js) in headless Chromium, on a
+    page of another origin: follow uses EventSource, which reconnects by
+    itself with Last-Event-ID when the server ends the stream; every version
+    arrives once, in order, and the match ends "finished"."""
+    shutil.copy(ts_client.BUNDLE, tmp_path / "lodge-client.js")
+    (tmp_path / "index.html").write_text('<!doctype html><script src="lodge-client.js"></script>\n')
+    with browser.static_server(tmp_path) as origin, browser.chromium() as driver:
+        driver.get(origin + "/index.html")
+        driver.set_script_timeout(90)
+        outcome = driver.execute_async_script(FOLLOW_IN_A_PAGE, short_streams)
+        streams = [url for url in browser.requested_urls(driver) if "/stream?" in url]
+    assert "error" not in outcome, outcome
+    assert outcome["end"] == "finished"
+    assert outcome["versions"] == list(range(outcome["moves"] + 1))
+    assert len(streams) >= 2, f"EventSource never reconnected: {streams}"
+    assert all("token=" in url for url in streams)
