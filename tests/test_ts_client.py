@@ -13,14 +13,17 @@ import re
 import shutil
 import subprocess
 import tarfile
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from devtools.servers import ROOT, stop_process
+from devtools import servers
+from devtools.servers import ROOT, free_port, stop_process
 from tests import browser, ts_client
-from tests.conftest import start_gunicorn
+from tests.conftest import requests_api, start_gunicorn
 
 pytestmark = pytest.mark.skipif(ts_client.missing() is not None, reason=ts_client.missing() or "")
 
@@ -190,3 +193,76 @@ def test_browser_script_follows_a_match_on_eventsource(built: None, short_stream
     assert outcome["versions"] == list(range(outcome["moves"] + 1))
     assert len(streams) >= 2, f"EventSource never reconnected: {streams}"
     assert all("token=" in url for url in streams)
+
+
+#: Follows a match with the built ES module and prints one JSON line per
+#: message, per dropped connection, and at the end.
+FOLLOWER = """
+import { createLodge } from %(module)s;
+const [base, matchId, token] = process.argv.slice(2);
+const print = (line) => console.log(JSON.stringify(line));
+const following = createLodge(base).follow(matchId, {
+  token, retryMs: 100,
+  onMessage: (message) => print({ version: message.version }),
+  onError: (error) => print({ drop: String(error) }),
+});
+print({ end: await following.done });
+"""
+
+
+@pytest.mark.live
+def test_node_follow_survives_a_server_restart(built: None, redis_server: str, tmp_path: Path):
+    """A follower (Node, NDJSON) on instance A; A stops (SIGTERM: its streams
+    end) while the match moves on through instance B (same Redis); A comes
+    back on the same port and the follower catches up: every version once,
+    in order, then "finished"."""
+    url = redis_server.rsplit("/", 1)[0] + "/7"
+    port = free_port()
+    for name in ("a", "b", "a2"):
+        (tmp_path / name).mkdir()
+    a, base_a = servers.start_gunicorn(tmp_path / "a", url, workers=1, port=port)
+    b, base_b = start_gunicorn(tmp_path / "b", url, workers=1)
+    script = tmp_path / "follower.mjs"
+    script.write_text(FOLLOWER % {"module": json.dumps((ts_client.CLIENT / "dist" / "lodge-client.mjs").as_uri())})
+    api = requests_api(base_b)
+    match = api.create(2, seed=3, options={"rounds": 1})
+    follower = subprocess.Popen(["node", str(script), base_a, match.id, match.token(0)], cwd=ts_client.CLIENT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[dict] = []
+    reader = threading.Thread(target=lambda: lines.extend(json.loads(line) for line in follower.stdout), daemon=True)
+    reader.start()
+    try:
+        moves = _play(api, match, 3)
+        _wait(lambda: {"version": moves} in lines, "the follower to see the first moves")
+        stop_process(a, timeout=20)
+        moves += _play(api, match, 4)
+        a, _ = servers.start_gunicorn(tmp_path / "a2", url, workers=1, port=port)
+        moves += _play(api, match, 10_000)
+        assert follower.wait(timeout=60) == 0, follower.stderr.read() if follower.stderr else ""
+        reader.join(timeout=10)
+    finally:
+        follower.kill()
+        stop_process(a, timeout=20)
+        stop_process(b, timeout=20)
+    assert [line["version"] for line in lines if "version" in line] == list(range(moves + 1))
+    assert any("drop" in line for line in lines), lines
+    assert lines[-1] == {"end": "finished"}
+
+
+def _play(api, match, count: int) -> int:
+    """Up to ``count`` moves (the first legal one of the seat to act) by the admin; how many."""
+    for played in range(count):
+        view = api.view(match.id, match.admin).json
+        if view["status"] == "finished":
+            return played
+        seat = view["to_act"][0]
+        move = api.legal(match.id, match.admin, seat=seat).json["moves"][0]
+        assert api.move(match.id, match.admin, move, view["version"], seat=seat).status == 200
+    return count
+
+
+def _wait(condition, what: str, timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
