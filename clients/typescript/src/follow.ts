@@ -78,7 +78,9 @@ export function follow(baseUrl: string, matchId: string, options: FollowOptions)
   const controller = new AbortController();
   const transport = options.transport ?? (typeof EventSource === "function" ? "eventsource" : "fetch");
   const run = transport === "eventsource" ? byEventSource : byFetch;
-  return { done: run(baseUrl, matchId, options, controller.signal), close: () => controller.abort() };
+  // Once done, abort whatever is still open (a body left unread when onMessage threw).
+  const done = run(baseUrl, matchId, options, controller.signal).finally(() => controller.abort());
+  return { done, close: () => controller.abort() };
 }
 
 function streamUrl(baseUrl: string, matchId: string, after: number, options: FollowOptions, withToken: boolean): string {

@@ -127,3 +127,12 @@ test("close() stops following", async () => {
   following.close();
   assert.equal(await following.done, "closed");
 });
+
+test("a throw in onMessage stops following and rejects done with it", async () => {
+  const created = await direct.POST("/v1/matches", { body: { game: "mein-lieber-biber", players: ["ana", "bo"] } });
+  const calls: number[] = [];
+  const following = direct.follow(created.data!.match_id, {
+    onMessage: (message) => { calls.push(message.version); throw new Error("stop here"); } });
+  await assert.rejects(following.done, /stop here/);
+  assert.deepEqual(calls, [0]);
+});
