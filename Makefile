@@ -79,7 +79,7 @@ npm-ci:
 $(NODE_STAMP): $(CLIENT)/package-lock.json
 	$(MAKE) npm-ci
 
-## Build the TypeScript client's bundles with esbuild (clients/typescript/dist/: browser and Node).
+## Build the TypeScript client's dist/ (esbuild: ES module and browser script; tsc: type declarations).
 ts-client: $(NODE_STAMP)
 	cd $(CLIENT) && npm run build
 

@@ -28,6 +28,10 @@ Shutdown (SIGTERM): the master stops the shared listening socket at once
 instead of waiting in the backlog; each worker ends its open streams at once
 (clients reconnect with ``Last-Event-ID``) and lets other requests finish
 within ``graceful_timeout``, which covers the longest long-poll (``wait=60``).
+Since the socket closes at SIGTERM, a balancer must stop routing to the
+instance first: Kubernetes gets a ``preStop`` pause before the signal, and a
+termination grace period above that pause plus ``graceful_timeout``
+(deploy/k8s/deployment.yaml); compose a ``stop_grace_period`` above it.
 
 Metrics: the workers of one instance write their files into
 ``<PROMETHEUS_MULTIPROC_DIR>/<host>-<master pid>/``, so several instances may

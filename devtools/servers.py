@@ -100,14 +100,15 @@ def start_redis(workdir: Path, port: int | None = None, attempts: int = 5,
 
 def start_gunicorn(workdir: Path, redis_url: str | None, workers: int = 2,
                    extra_env: dict[str, str] | None = None, app: str = LODGE_APP,
-                   code: Path = ROOT) -> tuple[subprocess.Popen, str]:
-    """gunicorn with deploy/gunicorn.conf.py on a free port, waited for until
-    /healthz answers; ``redis_url`` None runs it on the embedded store;
-    ``code``: the source tree it serves (another revision's, for a benchmark).
-    Returns (process, base URL); stop it with :func:`stop_process`."""
+                   code: Path = ROOT, port: int | None = None) -> tuple[subprocess.Popen, str]:
+    """gunicorn with deploy/gunicorn.conf.py on ``port`` (default: a free
+    one), waited for until /healthz answers; ``redis_url`` None runs it on the
+    embedded store; ``code``: the source tree it serves (another revision's,
+    for a benchmark).  Returns (process, base URL); stop it with
+    :func:`stop_process`."""
     import requests
 
-    port = free_port()
+    port = port or free_port()
     env = dict(os.environ, HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY=str(workers), PYTHONUNBUFFERED="1",
                **(extra_env or {}))
     env.pop("REDIS_URL", None)

@@ -7,6 +7,10 @@ configuration routes by match id for real (issue 13).
 * ``compose.yaml``: the compose-spec JSON schema vendored by check-jsonschema,
   then its services (Redis with AOF, three Lodge instances, HAProxy);
 * ``k8s/*.yaml``: kubernetes-validate (ships the Kubernetes schemas), strict;
+  every pod spec meets the Pod Security Standards' "restricted" profile;
+  shutdown pauses (preStop) and waits long enough for the longest request;
+* the image tag is the project's version everywhere, and every setting the
+  ConfigMap and compose pass is read by the code (none dead under gevent);
 * ``haproxy.cfg``: ``haproxy -c`` (Debian's haproxy, installed by
   ``make test``), then served in front of two gunicorns: every request of a
   match reaches one instance, timeouts outlast the 60 s long-poll.
@@ -14,12 +18,14 @@ configuration routes by match id for real (issue 13).
 from __future__ import annotations
 
 import re
+import runpy
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
 import requests
 import yaml
 
@@ -109,6 +115,193 @@ def test_kubernetes_manifests_validate(tmp_path: Path):
     broken = tmp_path / "deployment.yaml"
     broken.write_text((DEPLOY / "k8s" / "deployment.yaml").read_text().replace("replicas: 3", "replica: 3"))
     assert run(tool("kubernetes-validate"), "--strict", broken).returncode != 0
+
+
+def k8s_documents() -> list[dict]:
+    return [doc for path in sorted((DEPLOY / "k8s").glob("*.yaml"))
+            for doc in yaml.safe_load_all(path.read_text()) if doc]
+
+
+#: Where each workload kind keeps its pod template.
+POD_TEMPLATES: dict[str, tuple[str, ...]] = {kind: ("spec", "template") for kind in
+                 ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ReplicationController")}
+POD_TEMPLATES["CronJob"] = ("spec", "jobTemplate", "spec", "template")
+
+
+def pod_templates() -> list[tuple[str, dict]]:
+    """(name, ``{"metadata", "spec"}``) of every pod the manifests define."""
+    found = []
+    for doc in k8s_documents():
+        if doc["kind"] == "Pod":
+            found.append((doc["metadata"]["name"], doc))
+        elif doc["kind"] in POD_TEMPLATES:
+            template = doc
+            for key in POD_TEMPLATES[doc["kind"]]:
+                template = template[key]
+            found.append((f"{doc['kind']}/{doc['metadata']['name']}", template))
+    return found
+
+
+# The Pod Security Standards (kubernetes.io/docs/concepts/security/pod-security-standards/),
+# profile "restricted", which includes every "baseline" control.
+RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
+                      "projected", "secret"}
+SAFE_SYSCTLS = {"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start",
+                "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
+                "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl",
+                "net.ipv4.tcp_keepalive_probes"}
+SELINUX_TYPES = {None, "", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"}
+APPARMOR_ANNOTATION = "container.apparmor.security.beta.kubernetes.io/"
+
+
+def restricted_violations(template: dict) -> list[str]:
+    """What a pod (``{"metadata", "spec"}``) breaks of the "restricted" profile."""
+    pod = template["spec"]
+    pod_context = pod.get("securityContext") or {}
+    containers = [*pod.get("initContainers", []), *pod.get("containers", []), *pod.get("ephemeralContainers", [])]
+    out = [f"{field} must be unset or false" for field in ("hostNetwork", "hostPID", "hostIPC") if pod.get(field)]
+    out += [f"volume {v['name']}: type {sorted(set(v) - {'name'})} is not allowed"
+            for v in pod.get("volumes", []) if not set(v) - {"name"} <= RESTRICTED_VOLUMES]
+    out += [f"sysctl {s['name']} is not a safe one" for s in pod_context.get("sysctls", [])
+            if s["name"] not in SAFE_SYSCTLS]
+    annotations = (template.get("metadata") or {}).get("annotations") or {}
+    out += [f"AppArmor annotation {k}: {v}" for k, v in annotations.items()
+            if k.startswith(APPARMOR_ANNOTATION) and v != "runtime/default" and not v.startswith("localhost/")]
+    contexts = [("pod", pod_context), *((c["name"], c.get("securityContext") or {}) for c in containers)]
+    for where, context in contexts:
+        out += _context_violations(where, context)
+    for container in containers:
+        out += _container_violations(container, pod_context)
+    return out
+
+
+def _context_violations(where: str, context: dict) -> list[str]:
+    """The controls that apply alike to the pod's and each container's securityContext."""
+    out = []
+    if (context.get("windowsOptions") or {}).get("hostProcess"):
+        out.append(f"{where}: windowsOptions.hostProcess must be unset or false")
+    if context.get("runAsUser") == 0:
+        out.append(f"{where}: runAsUser must not be 0")
+    selinux = context.get("seLinuxOptions") or {}
+    if selinux.get("type") not in SELINUX_TYPES or selinux.get("user") or selinux.get("role"):
+        out.append(f"{where}: seLinuxOptions beyond the allowed types")
+    if (context.get("seccompProfile") or {}).get("type") == "Unconfined":
+        out.append(f"{where}: seccompProfile must not be Unconfined")
+    if (context.get("appArmorProfile") or {}).get("type") not in (None, "RuntimeDefault", "Localhost"):
+        out.append(f"{where}: appArmorProfile must be RuntimeDefault or Localhost")
+    return out
+
+
+def _container_violations(container: dict, pod_context: dict) -> list[str]:
+    name, context = container["name"], container.get("securityContext") or {}
+    capabilities = context.get("capabilities") or {}
+    checks = {
+        "privileged must be unset or false": not context.get("privileged"),
+        "allowPrivilegeEscalation must be false": context.get("allowPrivilegeEscalation") is False,
+        "capabilities.drop must include ALL": "ALL" in (capabilities.get("drop") or []),
+        "capabilities.add may only hold NET_BIND_SERVICE": set(capabilities.get("add") or []) <= {"NET_BIND_SERVICE"},
+        "procMount must be Default": context.get("procMount", "Default") == "Default",
+        "no hostPort": not any(port.get("hostPort") for port in container.get("ports", [])),
+        "runAsNonRoot must be true (pod or container)":
+            context.get("runAsNonRoot", pod_context.get("runAsNonRoot")) is True,
+        "seccompProfile must be RuntimeDefault or Localhost (pod or container)":
+            (context.get("seccompProfile") or pod_context.get("seccompProfile") or {}).get("type")
+            in ("RuntimeDefault", "Localhost"),
+    }
+    return [f"container {name}: {rule}" for rule, ok in checks.items() if not ok]
+
+
+def test_every_pod_meets_the_restricted_pod_security_profile():
+    templates = pod_templates()
+    assert [name for name, _ in templates] == ["Deployment/lodge"]
+    for name, template in templates:
+        assert restricted_violations(template) == [], name
+
+
+def _mutated(template: dict, change) -> dict:
+    copy = yaml.safe_load(yaml.safe_dump(template))
+    change(copy["spec"], copy["spec"]["containers"][0])
+    return copy
+
+
+@pytest.mark.parametrize("change", [
+    lambda pod, c: c["securityContext"]["capabilities"].pop("drop"),
+    lambda pod, c: c["securityContext"]["capabilities"].update(add=["SYS_ADMIN"]),
+    lambda pod, c: c["securityContext"].pop("allowPrivilegeEscalation"),
+    lambda pod, c: c["securityContext"].update(privileged=True),
+    lambda pod, c: pod["securityContext"].pop("runAsNonRoot"),
+    lambda pod, c: c["securityContext"].update(runAsNonRoot=False),
+    lambda pod, c: c["securityContext"].update(runAsUser=0),
+    lambda pod, c: pod["securityContext"].pop("seccompProfile"),
+    lambda pod, c: c["securityContext"].update(seccompProfile={"type": "Unconfined"}),
+    lambda pod, c: pod.update(hostNetwork=True),
+    lambda pod, c: pod["volumes"].append({"name": "host", "hostPath": {"path": "/"}}),
+    lambda pod, c: c["ports"][0].update(hostPort=8000),
+    lambda pod, c: pod.setdefault("initContainers", []).append({"name": "init", "image": "busybox"}),
+])
+def test_restricted_checks_catch_a_breach(change):
+    (_, template), = pod_templates()
+    assert restricted_violations(_mutated(template, change))
+
+
+def test_restricted_checks_catch_an_unconfined_apparmor_annotation():
+    (_, template), = pod_templates()
+    template = {**template, "metadata": {"annotations": {APPARMOR_ANNOTATION + "lodge": "unconfined"}}}
+    assert restricted_violations(template)
+
+
+def gunicorn_settings() -> dict:
+    return runpy.run_path(str(DEPLOY / "gunicorn.conf.py"))
+
+
+def test_shutdown_pauses_then_outlasts_the_longest_request():
+    """preStop sleeps while the endpoint is removed (gunicorn stops listening
+    at SIGTERM); the grace period, counted from the preStop hook, covers that
+    pause plus gunicorn's graceful_timeout, itself above the longest long-poll
+    (streams end at once, their clients resume elsewhere)."""
+    from service.schemas import MAX_WAIT
+
+    pod = yaml.safe_load((DEPLOY / "k8s" / "deployment.yaml").read_text())["spec"]["template"]["spec"]
+    pause = pod["containers"][0]["lifecycle"]["preStop"]["sleep"]["seconds"]
+    graceful = gunicorn_settings()["graceful_timeout"]
+    assert pause >= 5, "the endpoint needs a few seconds to leave the Service and the Ingress"
+    assert graceful > MAX_WAIT
+    assert pod["terminationGracePeriodSeconds"] >= pause + graceful + 5
+    lodge = compose()["services"]["lodge1"]
+    assert int(lodge["stop_grace_period"].removesuffix("s")) > graceful
+
+
+def test_the_image_is_tagged_with_the_project_version():
+    import tomllib
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    images = {c["image"] for _, t in pod_templates() for c in t["spec"]["containers"]}
+    images |= {svc["image"] for svc in compose()["services"].values()
+               if svc.get("build", {}).get("dockerfile") == "deploy/Dockerfile"}
+    assert images == {f"lodge:{version}"}
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    assert f'org.opencontainers.image.version="{version}"' in dockerfile
+    assert f"-t lodge:{version} ." in dockerfile
+    assert not [p for p in DEPLOY.rglob("*") if p.is_file() and ":latest" in p.read_text()]
+
+
+#: gunicorn settings that only the gthread worker reads (gunicorn's ``threads``).
+GTHREAD_ONLY = {"THREADS"}
+
+
+def test_every_setting_passed_is_read():
+    """Each variable the ConfigMap or compose sets is read by the service or
+    deploy/gunicorn.conf.py, and none only gthread reads under gevent."""
+    code = "\n".join(p.read_text() for p in [*(ROOT / "service").rglob("*.py"), DEPLOY / "gunicorn.conf.py"])
+    configmap = yaml.safe_load((DEPLOY / "k8s" / "configmap.yaml").read_text())["data"]
+    environments = {"k8s/configmap.yaml": configmap}
+    environments |= {f"compose.yaml {name}": svc["environment"] for name, svc in compose()["services"].items()
+                     if svc.get("build", {}).get("dockerfile") == "deploy/Dockerfile"}
+    for where, env in environments.items():
+        unread = [key for key in env if not re.search(rf"[\"']{key}[\"']", code)]
+        assert not unread, f"{where} sets {unread}, which nothing reads"
+        if env.get("WORKER_CLASS", gunicorn_settings()["worker_class"]) == "gevent":
+            assert not GTHREAD_ONLY & set(env), f"{where}: {GTHREAD_ONLY & set(env)} does nothing under gevent"
 
 
 def haproxy() -> str:

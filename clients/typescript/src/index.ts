@@ -7,22 +7,33 @@
  *     params: { path: { match_id } }, headers: bearer(token) });
  *
  * Every call resolves to `{ data }` on 2xx or `{ error }` (a Problem) otherwise.
+ * `lodge.follow(match_id, { token, onMessage })` follows a match's stream
+ * (src/follow.ts).
  */
 import createClient, { type Client, type ClientOptions } from "openapi-fetch";
-import type { components, paths } from "./schema";
+import { follow, type FollowOptions, type Following } from "./follow.js";
+import type { components, paths } from "./schema.js";
 
 export type { components, paths };
+export { LodgeStreamError, type FollowEnd, type FollowOptions, type Following, type StreamMessage } from "./follow.js";
 export type Schemas = components["schemas"];
 export type View = Schemas["View"];
 export type Problem = Schemas["Problem"];
 export type Event = Schemas["Event"];
 export type Move = Schemas["LegalMoves"]["moves"][number];
 export type Game = Schemas["Game"];
-export type Lodge = Client<paths>;
+export type Lodge = Client<paths> & {
+  /** Follow a match's stream: each version once, in order, across dropped connections. */
+  follow(matchId: string, options: FollowOptions): Following;
+};
 
 /** A client for the Lodge server at `baseUrl` (e.g. "http://127.0.0.1:8000"). */
 export function createLodge(baseUrl: string, options: Omit<ClientOptions, "baseUrl"> = {}): Lodge {
-  return createClient<paths>({ ...options, baseUrl: baseUrl.replace(/\/+$/, "") });
+  const base = baseUrl.replace(/\/+$/, "");
+  const client = createClient<paths>({ ...options, baseUrl: base });
+  return Object.assign(client, {
+    follow: (matchId: string, followOptions: FollowOptions) => follow(base, matchId, followOptions),
+  });
 }
 
 /** The `Authorization` header of a seat or admin token. */
