@@ -40,13 +40,13 @@ install: $(STAMP)
 run: $(SERVE_STAMP)
 	exec $(BIN)/gunicorn -c deploy/gunicorn.conf.py 'service.app:create_app()'
 
-## redis-server, redis-sentinel and haproxy from Debian's packages (the tests
-## start and stop their own instances: a Redis, a cluster, a sentinel group, a balancer).
-DEBIAN_PACKAGES := redis-server redis-sentinel haproxy
+## redis-server, redis-sentinel, haproxy and varnish from Debian's packages (the tests start and
+## stop their own instances: a Redis, a cluster, a sentinel group, a balancer, a caching proxy).
+DEBIAN_PACKAGES := redis-server redis-sentinel haproxy varnish
 redis-server:
 	@missing=""; \
 	for p in $(DEBIAN_PACKAGES); do \
-	  command -v $$p >/dev/null 2>&1 || [ -x /usr/sbin/$$p ] || missing="$$missing $$p"; done; \
+	  command -v $$p >/dev/null 2>&1 || [ -x /usr/sbin/$$p ] || dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	[ -z "$$missing" ] || { \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing Debian's packages:$$missing"; \
