@@ -146,6 +146,9 @@ MOVE = json.dumps({"move": W1_MOVES[0][1], "version": 0}).encode()
     ("POST", "/moves", "", json.dumps({"move": {"type": "draw"}, "version": 1.0}).encode(), None, 0),  # Flask 400
     ("POST", "/moves", "", json.dumps({"move": {"type": "draw"}, "extra": 1}).encode(), None, 0),  # Flask 400
     ("POST", "/moves", "", json.dumps({"move": {"type": 1}}).encode(), None, 0),  # Flask 400
+    ("POST", "/moves", "", json.dumps({"type": "draw"}).encode(), None, 0),          # Flask 400: wrap it
+    ("POST", "/moves", "", json.dumps({"move": "draw", "version": 0}).encode(), None, 0),  # Flask 400
+    ("POST", "/moves", "", b"{}", None, 0),                                          # Flask 400
     ("POST", "/moves", "", b"[1, 2]", None, 0),                                  # Flask 400
     ("POST", "/moves", "", b"{not json", None, 0),                               # Flask 400
     ("POST", "/moves", "", MOVE, {"If-Match": '"0"'}, 0),                        # Flask
