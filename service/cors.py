@@ -51,9 +51,10 @@ def install(app: Flask, origins: list[str]) -> Headers:
     ``Vary: Origin`` (flask-cors adds it only beside an echoed origin, and
     only with several listed) so that no cache serves one origin's answer to
     another.  A preflight's ``Access-Control-Allow-Headers`` lists the
-    requested headers that are allowed.  Returns the CORS headers of a (non-preflight) answer
-    to the request of a WSGI environ, as flask-cors adds them (computed by
-    flask-cors once per ``Origin``, for the last :data:`CACHED` ones)."""
+    requested headers that are allowed.  Returns the CORS headers of a
+    (non-preflight) answer to the request of a WSGI environ, as flask-cors
+    adds them (computed by flask-cors once per ``Origin``, for the last
+    :data:`CACHED` ones, with ``Vary: Origin`` as above)."""
     anyone = origins == ["*"]
     # strings keep the contract's order (flask-cors sorts lists)
     options: dict[str, Any] = dict(

@@ -100,7 +100,7 @@ class MoveRequestSchema(ma.Schema):
 
 def _wrap_hint(body: dict[str, Any]) -> str:
     """How to post ``body``'s move: its own move wrapped in ``{"move": …}``
-    when it has a ``type``, else the shape of the body (api.md "Moves")."""
+    when it has a ``type``, else the shape of the body (docs/api.md "Apply a move")."""
     move = body.get("move")
     move = {"type": move} if isinstance(move, str) else {k: v for k, v in body.items() if k != "version"}
     version = {"version": body["version"]} if type(body.get("version")) is int else {}
