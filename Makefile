@@ -40,14 +40,14 @@ install: $(STAMP)
 run: $(SERVE_STAMP)
 	exec $(BIN)/gunicorn -c deploy/gunicorn.conf.py 'service.app:create_app()'
 
-## redis-server, redis-sentinel, haproxy, curl and jq from Debian's packages (the tests
-## start and stop their own instances: a Redis, a cluster, a sentinel group, a balancer;
-## curl and jq run the README's shell session).
-DEBIAN_PACKAGES := redis-server redis-sentinel haproxy curl jq
+## redis-server, redis-sentinel, haproxy, varnish, curl and jq from Debian's packages (the tests
+## start and stop their own instances: a Redis, a cluster, a sentinel group, a balancer, a caching
+## proxy; curl and jq run the README's shell session).
+DEBIAN_PACKAGES := redis-server redis-sentinel haproxy varnish curl jq
 redis-server:
 	@missing=""; \
 	for p in $(DEBIAN_PACKAGES); do \
-	  command -v $$p >/dev/null 2>&1 || [ -x /usr/sbin/$$p ] || missing="$$missing $$p"; done; \
+	  command -v $$p >/dev/null 2>&1 || [ -x /usr/sbin/$$p ] || dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	[ -z "$$missing" ] || { \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing Debian's packages:$$missing"; \

@@ -244,6 +244,14 @@ def json_response(body: Any, status: int = 200, headers: dict[str, str] | None =
     return Response(data, status=status, headers=headers, content_type=JSON)
 
 
+#: Cache headers of the answers that depend on the caller's token (docs/api.md
+#: "Caching"; the same on the hot paths, :mod:`service.routes.hot`): kept by the
+#: caller's own cache only, revalidated every time (the view and a move's
+#: answer with their ``ETag``, the record) ...
+PRIVATE = {"Cache-Control": "private, no-cache", "Vary": "Authorization"}
+#: ... or never stored: answers about now (legal moves, events, the stream).
+NO_STORE = {"Cache-Control": "no-store", "Vary": "Authorization"}
+
 #: Header docs reused by several operations.
 ETAG_HEADER = {"ETag": {"description": 'the version the body carries, as `"<version>"`',
                         "schema": {"type": "string"}}}

@@ -11,7 +11,7 @@ resolved options (:func:`install` returns how).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from flask import Flask, Response, request
@@ -30,6 +30,7 @@ MAX_AGE = 600
 ORIGIN, PRIVATE_NETWORK = "Origin", "Access-Control-Request-Private-Network"
 _ORIGIN_KEY, _PRIVATE_NETWORK_KEY = (f"HTTP_{name.upper().replace('-', '_')}" for name in (ORIGIN, PRIVATE_NETWORK))
 CACHED = 1024
+VARY_ORIGIN = ("Vary", ORIGIN)
 
 
 def parse_origins(raw: str | None) -> list[str]:
@@ -45,18 +46,23 @@ def install(app: Flask, origins: list[str]) -> Headers:
     """CORS headers on every response for ``origins``; preflights as 204.
 
     With ``*`` every response says ``Access-Control-Allow-Origin: *``; with a
-    list, an allowed ``Origin`` is echoed (and ``Vary: Origin`` added) and any
-    other origin gets no CORS header, so its browser refuses the answer.  A
-    preflight's ``Access-Control-Allow-Headers`` lists the requested headers
-    that are allowed.  Returns the CORS headers of a (non-preflight) answer
-    to the request of a WSGI environ, as flask-cors adds them (computed by
-    flask-cors once per ``Origin``, for the last :data:`CACHED` ones)."""
+    list, an allowed ``Origin`` is echoed and any other origin gets no CORS
+    header, so its browser refuses the answer, and every response says
+    ``Vary: Origin`` (flask-cors adds it only beside an echoed origin, and
+    only with several listed) so that no cache serves one origin's answer to
+    another.  A preflight's ``Access-Control-Allow-Headers`` lists the
+    requested headers that are allowed.  Returns the CORS headers of a
+    (non-preflight) answer to the request of a WSGI environ, as flask-cors
+    adds them (computed by flask-cors once per ``Origin``, for the last
+    :data:`CACHED` ones, with ``Vary: Origin`` as above)."""
     anyone = origins == ["*"]
     # strings keep the contract's order (flask-cors sorts lists)
     options: dict[str, Any] = dict(
         origins="*" if anyone else origins, send_wildcard=anyone, methods=", ".join(METHODS),
         allow_headers=ALLOW_HEADERS, expose_headers=", ".join(EXPOSE_HEADERS), supports_credentials=False,
         max_age=MAX_AGE, vary_header=True)
+    if not anyone:
+        app.after_request(_vary_origin)  # before flask-cors': runs after it
     CORS(app, **options)
     app.after_request(_preflight_no_content)
     resolved = get_cors_options(app, options)
@@ -65,12 +71,23 @@ def install(app: Flask, origins: list[str]) -> Headers:
     def for_origin(origin: str | None, private_network: str | None) -> list[tuple[str, str]]:
         sent = RequestHeaders([(name, value) for name, value in ((ORIGIN, origin), (PRIVATE_NETWORK, private_network))
                                if value is not None])
-        found = get_cors_headers(resolved, sent, "GET")
-        return [(name, str(value)) for name, value in found.items(multi=True)]
+        found = [(name, str(value)) for name, value in get_cors_headers(resolved, sent, "GET").items(multi=True)]
+        return found if anyone or _varies_by_origin(found) else [*found, VARY_ORIGIN]
 
     def headers(environ: dict[str, Any]) -> list[tuple[str, str]]:
         return for_origin(environ.get(_ORIGIN_KEY), environ.get(_PRIVATE_NETWORK_KEY))
     return headers
+
+
+def _varies_by_origin(headers: Iterable[tuple[str, str]]) -> bool:
+    return any(name.lower() == "vary" and ORIGIN.lower() in value.lower() for name, value in headers)
+
+
+def _vary_origin(response: Response) -> Response:
+    """``Vary: Origin`` on a response that lacks it (a listed-origins app)."""
+    if not _varies_by_origin(response.headers.items()):
+        response.headers.add(*VARY_ORIGIN)
+    return response
 
 
 def _preflight_no_content(response: Response) -> Response:

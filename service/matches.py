@@ -462,6 +462,14 @@ class Lodge:
                     version, events, final = self._events_after(match_id, meta, game, after)
         return {"version": version, "events": redact(game, events, viewer)}
 
+    @_store_faults
+    def stream_check(self, match_id: str, authorization: str | None) -> tuple[Meta, Viewer]:
+        """The match and the caller of a stream about to open, the match read
+        from the store: this worker's cached meta may be of a match deleted
+        through another worker, and the stream would answer 200 then end."""
+        meta, _snap = self.load(match_id)
+        return meta, self.identify(meta, authorization)
+
     def events_after(self, match_id: str, meta: Meta, game: Game,
                      after: int) -> tuple[int, list[dict[str, Any]], bool] | None:
         """Current version, the (unredacted) events with version > ``after``

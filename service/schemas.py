@@ -6,6 +6,7 @@ paths serialise with orjson and return a ready ``Response``.
 """
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -13,6 +14,7 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from engine.core import ADMIN, OPTION_TYPES, SEAT, SEED_MAX, SPECTATOR
+from service.errors import MAX_ECHO, clip
 
 MAX_WAIT = 60
 #: The largest version a query may name (2**53 - 1: exact in every JSON client).
@@ -81,11 +83,34 @@ class MoveRequestSchema(ma.Schema):
     version = fields.Integer(strict=True, allow_none=True, metadata={
         "description": "the version the move is meant for; stale: 409 version_conflict"})
 
+    @ma.pre_load
+    def _wrapped(self, data: Any, **kwargs: Any) -> Any:
+        """A move posted bare (``{"type": "draw"}``) or as a string: the
+        detail shows the body it belongs in."""
+        if isinstance(data, dict) and ("move" not in data or isinstance(data["move"], str)):
+            raise ma.ValidationError(_wrap_hint(data), "move")
+        return data
+
     @ma.validates_schema
     def _move_has_type(self, data: dict[str, Any], **kwargs: Any) -> None:
         move = data.get("move")
         if move is not None and not isinstance(move.get("type"), str):
             raise ma.ValidationError("the move needs a string 'type'", "move")
+
+
+def _wrap_hint(body: dict[str, Any]) -> str:
+    """How to post ``body``'s move: its own move wrapped in ``{"move": …}``
+    when it has a ``type``, else the shape of the body (docs/api.md "Apply a move")."""
+    move = body.get("move")
+    move = {"type": move} if isinstance(move, str) else {k: v for k, v in body.items() if k != "version"}
+    version = {"version": body["version"]} if type(body.get("version")) is int else {}
+    optional = "" if version else ' (optionally with "version": <n>)'
+    if not isinstance(move.get("type"), str):
+        return (f'missing; post {{"move": <one of the seat\'s legal moves>}}{optional}, e.g. '
+                '{"move": {"type": "draw"}}; GET …/legal-moves lists them')
+    expected = clip(json.dumps({"move": move, **version}, ensure_ascii=False), 2 * MAX_ECHO)
+    where = "must be an object; post" if "move" in body else 'missing; post the move inside "move":'
+    return f"{where} {expected}{optional}"
 
 
 class SeatQuerySchema(ma.Schema):

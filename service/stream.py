@@ -1,7 +1,8 @@
 """The event stream of a match (contract: "Stream (1.1)"), free of Flask.
 
-:func:`follow` checks the match and the caller at once (404/401/403 before
-the first byte), then returns the stream: one message per version after
+:func:`follow` checks the match (on the store: a worker's cache may still
+hold a match deleted through another) and the caller at once (404/401/403
+before the first byte), then returns the stream: one message per version after
 ``after``, in order and without gaps, each ``{"version", "events"}`` with the
 events redacted for the caller by the same code as ``/events``
 (:func:`service.matches.redact` over :meth:`service.matches.Lodge.events_after`),
@@ -59,8 +60,7 @@ def follow(lodge: Lodge, match_id: str, authorization: str | None, after: int, w
            framing: Framing, *, keepalive: float, max_seconds: float, legal: bool = False) -> Iterator[bytes]:
     """Check the match and the caller now; then the stream's chunks
     (``legal``: ``legal_moves`` beside each ``state``)."""
-    meta = lodge.meta(match_id)
-    viewer = lodge.identify(meta, authorization)
+    meta, viewer = lodge.stream_check(match_id, authorization)
     game = lodge.game(meta.game)
     return _chunks(lodge, meta, game, viewer, after, with_state, framing, keepalive, time.monotonic() + max_seconds,
                    legal)

@@ -140,3 +140,27 @@ def test_cors_origins_setting():
     assert parse_origins("https://a.example, https://b.example,") == ["https://a.example", "https://b.example"]
     assert Settings.from_env({}).cors_origins == ["*"]
     assert Settings.from_env({"CORS_ORIGINS": "https://a.example"}).cors_origins == ["https://a.example"]
+
+
+@pytest.mark.parametrize("origins", [ORIGIN, f"{ORIGIN},https://play.example"])
+def test_cors_origins_list_varies_by_origin_on_every_response(origins: str):
+    """With a list, every answer (any Origin or none, errors and preflights
+    included) says ``Vary: Origin`` once: a cache must not give an answer
+    without CORS headers to an allowed origin, nor one origin's to another."""
+    client = _client(CORS_ORIGINS=origins)
+    m = client.post("/v1/matches", json={"game": "biberbande", "players": 2, "seed": 42}).get_json()
+    for origin in (ORIGIN, "https://evil.example", None):
+        sent = {"Origin": origin} if origin else {}
+        answers = [client.get(path.format(m=m["match_id"]), headers=sent) for path in PATHS]
+        answers += [client.get("/v1/matches/nosuchmatch00000", headers=sent),
+                    _preflight(client, "/v1/matches", "POST", ["Content-Type"], origin=origin or ORIGIN)]
+        for r in answers:
+            varies = [v for v in r.headers.getlist("Vary") if "origin" in v.lower()]
+            assert varies == ["Origin"], (origin, r.request.path, r.status_code, r.headers.getlist("Vary"))
+
+
+def test_any_origin_does_not_vary_by_origin(client: Any, match: dict[str, Any]):
+    """With ``*`` the answers are the same for every origin: no ``Vary: Origin``."""
+    for origin in (ORIGIN, None):
+        r = client.get(f"/v1/matches/{match['match_id']}", headers={"Origin": origin} if origin else {})
+        assert r.headers.getlist("Vary") == ["Authorization"]

@@ -214,6 +214,30 @@ def test_400_invalid_request(api: Api, w1: Match, body):
     assert _snapshot(w1) == before
 
 
+@pytest.mark.parametrize(("body", "shown"), [
+    ({"type": "take_discard", "slot": 3}, 'post the move inside "move": {"move": {"type": "take_discard", "slot": 3}}'),
+    ({"type": "draw", "version": 0}, '{"move": {"type": "draw"}, "version": 0}'),
+    ({"move": "draw"}, 'must be an object; post {"move": {"type": "draw"}}'),
+    ({}, 'post {"move": <one of the seat\'s legal moves>}'),
+    ({"moves": [{"type": "draw"}]}, 'post {"move": <one of the seat\'s legal moves>}'),
+])
+def test_400_a_move_without_its_wrapper_shows_the_body_expected(api: Api, w1: Match, body, shown):
+    """A newcomer's bare move: the detail (and the field error) show the
+    body it belongs in, the client's own move wrapped when there is one."""
+    r = api.move(w1.id, w1.token(0), None, body=body)
+    problem = assert_problem(r, 400, "invalid_request")
+    assert shown in problem["detail"] and problem["detail"].startswith("move: "), problem
+    assert problem["errors"] == {"move": [problem["detail"].removeprefix("move: ")]}, problem
+    assert ('"version": <n>' in problem["detail"]) == ("version" not in body), problem
+    assert w1.admin_view()["version"] == 0
+
+
+def test_400_a_long_bare_move_is_clipped_in_the_detail(api: Api, w1: Match):
+    problem = assert_problem(api.move(w1.id, w1.token(0), None, body={"type": "draw", "note": "x" * 5000}),
+                             400, "invalid_request")
+    assert '{"move": {"type": "draw", "note": "xxx' in problem["detail"] and len(problem["detail"]) < 300
+
+
 @pytest.mark.parametrize("data", [b"not json", b"{\"move\": {\"type\": \"draw\"}", b""],
                          ids=["garbage", "truncated", "empty"])
 def test_400_body_not_json(api: Api, w1: Match, data):

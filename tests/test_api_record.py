@@ -116,6 +116,28 @@ def test_delete(api: Api, w1: Match):
     assert other.admin_view()["version"] == 0  # the other match is untouched
 
 
+def test_delete_on_another_worker_is_404_on_every_read(store):
+    """Two app instances on one store (two workers): after one deletes a
+    match, every read on the other is 404 although its cache still holds the
+    match; the stream too (it answered 200 with ``end`` ``deleted``)."""
+    from tests.conftest import flask_api, make_app
+
+    a, b = flask_api(make_app(store)), flask_api(make_app(store))
+    m = a.create(2, seed=3)
+    seen = Match(b, m.created)
+    assert seen.admin_view()["version"] == 0 and seen.events(m.admin)  # b caches the match
+    assert a.delete_match(m.id, m.admin).status == 204
+    path = f"/v1/matches/{m.id}"
+    for token in (None, m.admin, m.token(0)):
+        assert_problem(b.get(path + "/stream", token=token), 404, "match_not_found")
+        assert_problem(b.get(path + "/stream", token=token, headers={"Accept": "application/x-ndjson"}),
+                       404, "match_not_found")
+        assert_problem(b.view(m.id, token), 404, "match_not_found")
+        assert_problem(b.events(m.id, token), 404, "match_not_found")
+    assert_problem(b.legal(m.id, m.token(0)), 404, "match_not_found")
+    assert_problem(b.record(m.id, m.admin), 404, "match_not_found")
+
+
 def test_delete_removes_every_key(store, api: Api):
     """Storage: nothing of a deleted match stays in Redis (incl. idempotency records)."""
     m = api.create(2, seed=3)

@@ -221,6 +221,16 @@ def test_keepalive_on_an_idle_stream(sapp, sapi: Api):
         assert [next(s.frames).kind for _ in range(3)] == ["keepalive"] * 3
 
 
+def test_no_cache_keeps_a_stream(sapp, sapi: Api):
+    """A stream is about now and the caller's own: ``no-store``, by token."""
+    m = sapi.create(["ana", "bo"], seed=11, options=W1_OPTIONS)
+    for ndjson in (False, True):
+        with Stream(sapp, m.id, m.token(0), ndjson=ndjson) as s:
+            assert s.status == 200
+            assert s.response.headers["Cache-Control"] == "no-store"
+            assert s.response.headers.getlist("Vary") == ["Authorization"]
+
+
 # --------------------------------------------------------------------------
 # Tokens and errors, like /events.
 # --------------------------------------------------------------------------

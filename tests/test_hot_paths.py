@@ -146,6 +146,9 @@ MOVE = json.dumps({"move": W1_MOVES[0][1], "version": 0}).encode()
     ("POST", "/moves", "", json.dumps({"move": {"type": "draw"}, "version": 1.0}).encode(), None, 0),  # Flask 400
     ("POST", "/moves", "", json.dumps({"move": {"type": "draw"}, "extra": 1}).encode(), None, 0),  # Flask 400
     ("POST", "/moves", "", json.dumps({"move": {"type": 1}}).encode(), None, 0),  # Flask 400
+    ("POST", "/moves", "", json.dumps({"type": "draw"}).encode(), None, 0),          # Flask 400: wrap it
+    ("POST", "/moves", "", json.dumps({"move": "draw", "version": 0}).encode(), None, 0),  # Flask 400
+    ("POST", "/moves", "", b"{}", None, 0),                                          # Flask 400
     ("POST", "/moves", "", b"[1, 2]", None, 0),                                  # Flask 400
     ("POST", "/moves", "", b"{not json", None, 0),                               # Flask 400
     ("POST", "/moves", "", MOVE, {"If-Match": '"0"'}, 0),                        # Flask
@@ -229,3 +232,37 @@ def test_plain_requests_do_not_reach_flask(config: str):
     assert _call(app.wsgi_app, "GET", path, "legal=true", headers=token)[0].startswith("200")
     assert _call(app.wsgi_app, "GET", path + "/legal-moves", headers=token)[0].startswith("200")
     assert _call(app.wsgi_app, "POST", path + "/moves", body=MOVE, headers=token)[0].startswith("200")
+
+
+#: What a cache may do with each answer that depends on the caller's token
+#: (docs/api.md "Caching"): keep it for the caller only and revalidate it
+#: (views with their ETag, a move's answer, the record), or never store it.
+PRIVATE = [("Cache-Control", "private, no-cache"), ("Vary", "Authorization")]
+NO_STORE = [("Cache-Control", "no-store"), ("Vary", "Authorization")]
+
+
+@pytest.mark.parametrize("config", ["defaults", "origins"])
+def test_token_dependent_answers_tell_caches_on_both_paths(config: str):
+    """Every route whose answer depends on the token sends its cache headers,
+    alike through the dispatcher and through Flask alone (``Vary: Origin``
+    besides with listed origins)."""
+    app, a, b = _pair(CONFIGS[config])
+    origin = [("Vary", "Origin")] if config == "origins" else []
+    for wsgi, m in ((app.wsgi_app, a), (_hot(app).flask_app, b)):
+        seat, admin = {"Authorization": f"Bearer {m['seats'][0]['token']}"}, {
+            "Authorization": f"Bearer {m['admin_token']}"}
+        path = f"/v1/matches/{m['match_id']}"
+        for method, tail, query, headers, body, status, expected in [
+                ("GET", "", "", seat, None, 200, PRIVATE),
+                ("GET", "", "legal=true", None, None, 200, PRIVATE),
+                ("GET", "", "", {**seat, "If-None-Match": '"0"'}, None, 304, PRIVATE),
+                ("GET", "/legal-moves", "", seat, None, 200, NO_STORE),
+                ("GET", "/legal-moves", "seat=0", admin, None, 200, NO_STORE),
+                ("GET", "/events", "after=-1", seat, None, 200, NO_STORE),
+                ("GET", "/events", "after=0&wait=0.01", None, None, 200, NO_STORE),
+                ("GET", "/record", "", admin, None, 200, PRIVATE),
+                ("POST", "/moves", "", seat, MOVE, 200, PRIVATE)]:
+            got = _call(wsgi, method, path + tail, query, body, {"Origin": "https://a.example", **(headers or {})})
+            assert got[0].startswith(str(status)), (tail, query, got)
+            assert [h for h in got[1] if h[0] in ("Cache-Control", "Vary")] == sorted(expected + origin), (tail, got)
+            assert any(name == "ETag" for name, _ in got[1]) == (expected is PRIVATE and tail != "/record"), tail

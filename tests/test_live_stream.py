@@ -1,5 +1,6 @@
 """Streams and long-polls under gunicorn (gevent workers) on a real Redis:
 a move through one instance wakes a stream and a long-poll held by another,
+a stream on one instance after a delete through another is 404,
 the query-string token never reaches the access log, and SIGTERM ends open
 streams at once while a long-poll still gets its answer."""
 from __future__ import annotations
@@ -68,6 +69,27 @@ def test_move_on_one_instance_wakes_stream_and_long_poll_on_another(stream_redis
         assert streamed - moved < 2.0, f"stream woken after {streamed - moved:.2f} s"
         assert polled["r"].status_code == 200 and polled["r"].json()["version"] == 1
         assert polled["at"] - moved < 2.0, f"long-poll woken after {polled['at'] - moved:.2f} s"
+    finally:
+        stop_process(a, timeout=20)
+        stop_process(b, timeout=20)
+
+
+def test_stream_after_a_delete_through_another_instance_is_404(stream_redis: str, tmp_path: Path):
+    """Instance B (one worker) has the match cached; A deletes it: B's
+    stream answers 404 like its view and /events (not 200 with ``end``)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a, base_a = start_gunicorn(tmp_path / "a", stream_redis, 1, ENV)
+    b, base_b = start_gunicorn(tmp_path / "b", stream_redis, 1, ENV)
+    try:
+        on_a, on_b = requests_api(base_a), requests_api(base_b)
+        for _ in range(3):
+            m = on_a.create(["ana", "bo"], seed=11, options=W1_OPTIONS)
+            assert on_b.view(m.id).status == 200 and on_b.events(m.id).status == 200  # B caches it
+            assert on_a.delete_match(m.id, m.admin).status == 204
+            for path in ("/stream", "/events", ""):
+                r = requests.get(f"{base_b}/v1/matches/{m.id}{path}", timeout=10)
+                assert r.status_code == 404 and r.json()["code"] == "match_not_found", (path, r.text)
     finally:
         stop_process(a, timeout=20)
         stop_process(b, timeout=20)

@@ -45,7 +45,7 @@ from typing import Any
 import orjson
 
 from service import metrics
-from service.api import MAX_DEPTH
+from service.api import MAX_DEPTH, NO_STORE, PRIVATE
 from service.cors import Headers
 from service.errors import Handler, respond
 from service.limits import Gate
@@ -120,7 +120,7 @@ def _body(environ: dict[str, Any], limit: int | None) -> tuple[bytes, dict[str, 
 
 
 def _etag(version: int) -> list[tuple[str, str]]:
-    return [("ETag", f'"{version}"'), ("Cache-Control", "private, no-cache"), ("Vary", "Authorization")]
+    return [("ETag", f'"{version}"'), *PRIVATE.items()]
 
 
 class HotPaths:
@@ -190,7 +190,7 @@ class HotPaths:
     def _legal_moves(self, match_id: str, authorization: str | None,
                      query: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
         body = orjson.dumps(self.lodge.legal_moves(match_id, authorization, query.get("seat")))
-        return 200, [("Content-Type", JSON), ("Content-Length", str(len(body)))], body
+        return 200, [*NO_STORE.items(), ("Content-Type", JSON), ("Content-Length", str(len(body)))], body
 
     def _view(self, match_id: str, authorization: str | None, query: dict[str, Any],
               if_none_match: str | None) -> tuple[int, list[tuple[str, str]], bytes]:

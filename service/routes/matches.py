@@ -13,7 +13,7 @@ from flask import Response, request, url_for
 from flask.views import MethodView
 from marshmallow import fields
 
-from service.api import ETAG_HEADER, Blueprint, json_response
+from service.api import ETAG_HEADER, NO_STORE, PRIVATE, Blueprint, json_response
 from service.context import lodge
 from service.errors import ApiError
 from service.limits import wait_slot
@@ -63,7 +63,7 @@ class MoveQuerySchema(SeatQuerySchema):
 
 
 def _etag(version: int) -> dict[str, str]:
-    return {"ETag": f'"{version}"', "Cache-Control": "private, no-cache", "Vary": "Authorization"}
+    return {"ETag": f'"{version}"', **PRIVATE}
 
 
 def _match_url(match_id: str) -> str:
@@ -127,7 +127,7 @@ class LegalMoves(MethodView):
     def get(self, query: dict[str, Any], match_id: str) -> Response:
         """Legal moves of a seat (seat token, or admin with `?seat=k`)"""
         body = lodge().legal_moves(match_id, request.headers.get("Authorization"), query.get("seat"))
-        return json_response(body)
+        return json_response(body, headers=NO_STORE)
 
 
 @blp.route("/<string:match_id>/moves")
@@ -168,10 +168,11 @@ class Events(MethodView):
     def get(self, query: dict[str, Any], match_id: str) -> Response:
         """Events after a version, optionally long-polling (`wait` seconds)"""
         if query["wait"] <= 0:
-            return json_response(lodge().events(match_id, request.headers.get("Authorization"), query["after"], 0))
+            return json_response(lodge().events(match_id, request.headers.get("Authorization"), query["after"], 0),
+                                 headers=NO_STORE)
         with wait_slot():
             body = lodge().events(match_id, request.headers.get("Authorization"), query["after"], query["wait"])
-        return json_response(body)
+        return json_response(body, headers=NO_STORE)
 
 
 @blp.route("/<string:match_id>/record")
@@ -181,7 +182,7 @@ class Record(MethodView):
     @blp.problems("unauthenticated", "forbidden", "match_not_found", "rate_limited", "store_unavailable")
     def get(self, match_id: str) -> Response:
         """Game record (admin any time; anyone once the match is finished)"""
-        return json_response(lodge().record(match_id, request.headers.get("Authorization")))
+        return json_response(lodge().record(match_id, request.headers.get("Authorization")), headers=PRIVATE)
 
 
 def _expected_version(in_body: int | None, if_match: str | None) -> int | None:

@@ -12,7 +12,7 @@ from flask import Response, current_app, request
 from flask.views import MethodView
 from marshmallow import fields, validate
 
-from service.api import Blueprint
+from service.api import NO_STORE, Blueprint
 from service.context import lodge
 from service.routes.matches import OPTIONAL_TOKEN, legal_field
 from service.stream import FRAMINGS, NDJSON, QUERY_TOKEN, SSE, follow
@@ -79,4 +79,4 @@ class Stream(MethodView):
                         keepalive=current_app.config[KEEPALIVE], max_seconds=current_app.config[MAX_SECONDS],
                         legal=query["legal"])
         return Response(chunks, content_type=framing.media_type,
-                        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+                        headers={**NO_STORE, "X-Accel-Buffering": "no"})
