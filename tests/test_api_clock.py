@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from service import clock, sweeper
-from service.context import EXTENSION
+from service.domain import clock
+from service.http.context import EXTENSION
+from service.ops import sweeper
 from tests.conftest import flask_api, make_app
 from tests.http_helpers import Api, Match, strip_label
 from tests.test_api_stream import Stream, sapi, sapp  # noqa: F401  # the stream fixtures

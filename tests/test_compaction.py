@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from engine import REGISTRY
-from service.context import EXTENSION
-from service.keys import Keys
-from service.matches import Lodge
+from service.domain.matches import Lodge
+from service.http.context import EXTENSION
+from service.store.keys import Keys
 from tests.conftest import flask_api, make_app
 from tests.http_helpers import Api, Match, assert_problem
 from tests.playout import play_out

@@ -1,4 +1,4 @@
-"""Store-level tests (service.store / service.keys) on fakeredis and a real Redis.
+"""Store-level tests (service.store.store / service.store.keys) on fakeredis and a real Redis.
 
 The real server comes from the ``redis_server`` fixture of conftest.py, or
 from ``REDIS_URL`` when that is set.  Each test uses a fresh random match id
@@ -15,10 +15,10 @@ import orjson
 import pytest
 import redis
 
-from service.auth import new_match_id
-from service.config import Settings
-from service.keys import Keys
-from service.store import DamagedMatch, Meta, Snapshot, Store, compress, decompress, fingerprint
+from service.domain.auth import new_match_id
+from service.ops.config import Settings
+from service.store.keys import Keys
+from service.store.store import DamagedMatch, Meta, Snapshot, Store, compress, decompress, fingerprint
 
 TTL = 3600
 IDEM_TTL = 600
@@ -281,7 +281,7 @@ def test_budget_stops_retries_at_the_deadline():
 
     from redis.backoff import NoBackoff
 
-    from service.store import BudgetRetry
+    from service.store.store import BudgetRetry
 
     store = Store(redis.Redis(host="127.0.0.1", port=1), ttl=TTL,
                   settings=Settings(redis_budget=0.5))
@@ -327,7 +327,7 @@ def test_write_ids_are_unique_per_attempt_and_per_forked_process():
     from another by it), also across processes forked from one another."""
     import os
 
-    from service.store import next_write_id
+    from service.store.store import next_write_id
 
     ids = [next_write_id() for _ in range(1000)]
     assert len(set(ids)) == 1000
