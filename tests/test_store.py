@@ -261,18 +261,6 @@ def test_store_down_raises_connection_error():
         store.create(meta(), {"n": 0}, [])
 
 
-def test_legacy_idempotency_record_still_answers(client):
-    """A record of the old layout (JSON status and body, written before the
-    fingerprinted one) is answered as it is, and nothing is written."""
-    store = make_store(client)
-    create(store)
-    body = orjson.dumps({"version": 1, "n": 1})
-    client.set(Keys(MID).idem("seat0:old"), orjson.dumps({"status": 200, "body": orjson.Fragment(body)}))
-    assert apply(store, 0, 1, idem="seat0:old").legacy == (200, body)
-    assert store.idempotent_response(MID, "seat0:old") == (200, body)
-    assert make_store(client).snapshot(MID).version == 0
-
-
 def test_budget_stops_retries_at_the_deadline():
     """REDIS_BUDGET: redis-py's retries end once the request's deadline has
     passed (10 retries of a 0.2 s failure would take 2.2 s; the budget is

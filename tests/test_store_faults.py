@@ -242,19 +242,3 @@ def test_budget_bounds_a_request_of_many_round_trips(frozen):
     r, took = result[0]
     assert_problem(r, 503, "store_unavailable")
     assert took < 0.3 + BOUND + 0.5, took
-
-
-def test_legacy_idempotency_record_over_http(store):
-    """After an upgrade, a retry whose record has the old layout gets that
-    stored response (status and body) back."""
-    import orjson
-
-    api = flask_api(make_app(store))
-    m, rest = started(api, 1)
-    first = {"version": 1, "events": [], "state": {"kept": True}}
-    store.set(Keys(m.id).idem("seat0:old-key"), orjson.dumps({"status": 200, "body": first}))
-    seat, move = rest[0]
-    for version in (1, None):
-        r = api.move(m.id, m.token(0), move, version, headers={"Idempotency-Key": "old-key"})
-        assert (r.status, r.json) == (200, first), r
-    assert store.llen(Keys(m.id).moves) == 1

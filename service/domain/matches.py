@@ -295,8 +295,6 @@ class Lodge:
                     stored = self.store.idempotent_response(match_id, idem)
                     if stored is not None:
                         first, fp = stored
-                        if isinstance(fp, bytes):  # a record of the old layout
-                            return self._legacy(match_id, game, meta, viewer, first, fp, legal)
                         if fp != request:
                             raise _reused(idempotency_key)
                         return self._replayed(match_id, game, meta, viewer, first, legal)
@@ -316,8 +314,6 @@ class Lodge:
                 return self._replayed(match_id, game, meta, viewer, result.replay, legal)
             if result.reused:
                 raise _reused(idempotency_key)
-            if result.legacy is not None:
-                return self._legacy(match_id, game, meta, viewer, *result.legacy, legal)
             if result.conflict is None:  # neither applied, replayed nor refused: the match is gone
                 raise _not_found(match_id)
             if version is None:
@@ -416,16 +412,6 @@ class Lodge:
         events = [e for step in timeline[first:version + 1] for e in step]
         return 200, _move_body(game, meta, viewer, Snapshot(version, state, deadline), events,
                                  legal), version
-
-    def _legacy(self, match_id: str, game: Game, meta: Meta, viewer: Viewer, status: int, body: bytes,
-                legal: bool) -> tuple[int, bytes, int]:
-        """The first response stored by the old idempotency layout, with the
-        legal moves at its version when ``legal`` (replayed from the log)."""
-        version: int = orjson.loads(body)["version"]
-        if not legal or status != 200:
-            return status, body, version
-        state, _timeline = replay(game, meta, self.store.moves(match_id, version))
-        return status, orjson.dumps({**orjson.loads(body), "legal_moves": legal_for(game, state, viewer)}), version
 
     def _compact(self, match_id: str, version: int, state: dict[str, Any]) -> None:
         """Compact the match that just finished (and take it out of the

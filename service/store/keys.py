@@ -197,8 +197,7 @@ APPLY = _DAMAGE + """
 -- Returns {'missing'} when the match is gone (no meta), {'damaged',
 -- key} when its keys disagree, {'idem', version} when KEYS[7] holds a
 -- record of this very request, {'reused', version} when it holds one of
--- another request, {'legacy', record} for a record of the old layout
--- (JSON status and body, answered as it is), {'ok', version} (the last
+-- another request, {'ok', version} (the last
 -- version written) when the moves are stored (also when this very write id
 -- is already the last write: a client-side resend after a lost reply must
 -- not look like a conflict), else {'conflict', version, state or false,
@@ -216,10 +215,7 @@ if #KEYS > 6 then
   local rec = redis.call('GET', KEYS[7])
   if rec then
     local sep = string.find(rec, ':', 1, true)
-    local version = sep and tonumber(string.sub(rec, 1, sep - 1))
-    if not version then
-      return {'legacy', rec}
-    end
+    local version = tonumber(string.sub(rec, 1, sep - 1))
     if string.sub(rec, sep + 1) == ARGV[4] then
       return {'idem', version}
     end

@@ -214,7 +214,6 @@ class ApplyResult:
     conflict: Snapshot | None = None      # the stored snapshot differed
     replay: int | None = None             # idempotent replay: the version it produced
     reused: bool = False                  # the idempotency key names another request
-    legacy: tuple[int, bytes] | None = None  # a record of the old layout: status, body
     missing: bool = False                 # the match is gone
 
 
@@ -352,8 +351,6 @@ class Store:
             return ApplyResult(replay=int(reply[1]))
         if outcome == b"reused":
             return ApplyResult(reused=True)
-        if outcome == b"legacy":
-            return ApplyResult(legacy=decode_legacy(reply[1]))
         if outcome == b"damaged":
             raise DamagedMatch(match_id, reply[1].decode())
         self.forget(match_id)
@@ -507,14 +504,12 @@ class Store:
         loaded = self.load(match_id)
         return None if loaded is None else loaded[1]
 
-    def idempotent_response(self, match_id: str, idem_key: str) -> tuple[int, str] | tuple[int, bytes] | None:
-        """The version and request fingerprint (str) stored under ``idem_key``,
-        or an old layout's status and body (bytes); None without a record."""
+    def idempotent_response(self, match_id: str, idem_key: str) -> tuple[int, str] | None:
+        """The version and request fingerprint stored under ``idem_key``;
+        None without a record."""
         raw = self.client.get(Keys(match_id).idem(idem_key))
         if not isinstance(raw, bytes):
             return None
-        if raw.startswith(b"{"):
-            return decode_legacy(raw)
         version, _, fp = raw.decode().partition(":")
         return int(version), fp
 
@@ -684,12 +679,6 @@ def fingerprint(seat: int, move: dict[str, Any], version: int | None) -> str:
     except TypeError:  # an integer beyond 64 bits (the fallback parser reads any size)
         canonical = json.dumps(request, sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(canonical).hexdigest()[:16]
-
-
-def decode_legacy(raw: bytes) -> tuple[int, bytes]:
-    """An idempotency record of the old layout: the first response's status and body."""
-    record = orjson.loads(raw)
-    return int(record["status"]), orjson.dumps(record["body"])
 
 
 def compress(moves: Sequence[bytes], state: dict[str, Any]) -> bytes:
