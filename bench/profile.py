@@ -31,7 +31,7 @@ LAYERS = {
     "request hooks (metrics, CORS, limits, bodies)": ("service/ops/metrics.py", "flask_cors/", "flask_limiter/",
                                                       "service/http/bodies.py", "service/ops/limits.py"),
     "hot paths dispatcher": ("service/http/routes/hot.py",),
-    "Lodge.play / view (all below)": ("play (service/domain/matches.py", "view (service/domain/matches.py"),
+    "Lodge.play / view (all below)": ("play (service/domain/moves.py", "view (service/domain/matches.py"),
     "engine (rules, view, redaction)": ("engine/",),
     "redis-py (calls and parsing)": ("redis/",),
     "token (auth)": ("service/domain/auth.py",),

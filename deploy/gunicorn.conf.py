@@ -148,8 +148,8 @@ def post_worker_init(worker) -> None:
         notify.close_all()
 
     threading.Thread(target=close_streams_on_exit, name="lodge-shutdown", daemon=True).start()
-    from service.ops import sweeper  # clocks and the moves the server owes (service/ops/sweeper.py)
     from service.http.context import EXTENSION
+    from service.ops import sweeper  # clocks and the moves the server owes (service/ops/sweeper.py)
 
     if EXTENSION in getattr(worker.wsgi, "extensions", {}):  # not bench/reference_app.py, run under this file too
         sweeper.start(worker.wsgi, lambda: worker.alive)

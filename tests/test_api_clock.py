@@ -135,7 +135,7 @@ def test_two_instances_race_for_one_deadline(store: Any, later: Any) -> None:
         run()
 
     runs = [sweeper.Sweeper(lodges[0]).sweep, sweeper.Sweeper(lodges[1]).sweep,
-            lambda: lodges[0].advance(m.id), lambda: lodges[1].advance(m.id)]
+            lambda: lodges[0].moves.advance(m.id), lambda: lodges[1].moves.advance(m.id)]
     threads = [threading.Thread(target=race, args=(run,)) for run in runs]
     for t in threads:
         t.start()

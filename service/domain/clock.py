@@ -11,7 +11,7 @@ view as ``deadline``.
 The schedule is a set of sorted sets (:func:`service.store.keys.deadline_key`,
 one per shard, each its own hash slot): member a match id, score the epoch ms
 at which to look at it, its earliest deadline, or *now* when the server still
-owes moves (a request stops after :data:`service.domain.matches.AUTO_MOVES` server
+owes moves (a request stops after :data:`service.domain.moves.AUTO_MOVES` server
 moves).  It is written before the compare-and-set (``ZADD … LT``: an entry
 only ever moves earlier), so a crash between the two leaves an entry too
 early, never none: an entry only says "look"; what is due is read from the

@@ -4,7 +4,7 @@
 the first byte), then returns the stream: one message per version after
 ``after``, in order and without gaps, each ``{"version", "events"}`` with the
 events redacted for the caller by the same code as ``/events``
-(:func:`service.domain.matches.redact` over :meth:`service.domain.matches.Lodge.events_after`),
+(:func:`service.domain.views.redact` over :meth:`service.domain.matches.Lodge.events_after`),
 plus ``"state"`` on the message of the current version when asked.  Between
 changes it sleeps on a :class:`service.store.notify.Waiter` (no polling), sending a
 keep-alive every ``keepalive`` seconds.  A finished match ends the stream
@@ -27,7 +27,8 @@ from urllib.parse import unquote_plus
 import orjson
 
 from engine.core import FINISHED, Game, Viewer
-from service.domain.matches import Lodge, legal_for, redact, view_of
+from service.domain.matches import Lodge
+from service.domain.views import legal_for, redact, view_of
 from service.store.store import Meta, Snapshot
 
 #: WSGI environ key holding the ``?token=`` value once it is out of the URL.

@@ -6,9 +6,9 @@ gunicorn's gevent workers), started by ``deploy/gunicorn.conf.py``
 it reads the entries of the schedule (:class:`service.domain.clock.Schedule`) that
 are due, takes each with a lease (one script on the entry's shard: of
 several sweepers reading the same entry one takes it), and lets
-:meth:`service.domain.matches.Lodge.advance` play what is due: a timed-out seat's
+:meth:`service.domain.moves.MovePipeline.advance` play what is due: a timed-out seat's
 fallback (``timed_out``, ``by: "clock"``) or the moves the server still owes
-(bot and resigned seats beyond :data:`service.domain.matches.AUTO_MOVES`).  Those
+(bot and resigned seats beyond :data:`service.domain.moves.AUTO_MOVES`).  Those
 moves are written by the same compare-and-set as every move, so a deadline
 is enforced exactly once even if two sweepers (or a sweeper and a player)
 race: the loser's write is a conflict and changes nothing.
@@ -54,7 +54,7 @@ class Sweeper:
 
     def sweep(self) -> int:
         """One look: play what is due; the number of entries this sweeper took."""
-        schedule = self.lodge.schedule
+        schedule = self.lodge.moves.schedule
         now = clock.now_ms()
         taken = 0
         for match_id, seen in schedule.due(now, BATCH):
@@ -63,7 +63,7 @@ class Sweeper:
                 continue
             taken += 1
             try:
-                when = self.lodge.advance(match_id)
+                when = self.lodge.moves.advance(match_id)
             except DamagedMatch:  # it cannot move any more (only its admin can delete it)
                 log.error("match %s is damaged: dropped from the clock schedule", match_id)
                 when = None

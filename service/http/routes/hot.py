@@ -19,7 +19,8 @@ Anything else goes to the Flask app unchanged (the body read is put back),
 so every 400, 404, 405 and 413 is the documented route's own (smorest,
 webargs, the body hooks); the OpenAPI document still comes from the smorest
 definitions in :mod:`service.http.routes.matches`.  From there on both paths call
-the same :class:`service.domain.matches.Lodge` method, so the checks, their order,
+the same :class:`service.domain.matches.Lodge` (or its
+:class:`~service.domain.moves.MovePipeline`) method, so the checks, their order,
 errors, redaction and idempotency are the same code; failures become the
 same problems (:func:`service.http.errors.respond` with the app's handlers).
 Every answer carries the headers the Flask path gives it (``ETag``,
@@ -183,8 +184,8 @@ class HotPaths:
 
     def _move(self, match_id: str, authorization: str | None, query: dict[str, Any], move: dict[str, Any],
               version: int | None, key: str | None) -> tuple[int, list[tuple[str, str]], bytes]:
-        status, body, new_version = self.lodge.play(match_id, authorization, query.get("seat"), move, version,
-                                                    key, query.get("legal", False))
+        status, body, new_version = self.lodge.moves.play(match_id, authorization, query.get("seat"), move,
+                                                          version, key, query.get("legal", False))
         return status, [*_etag(new_version), ("Content-Type", JSON), ("Content-Length", str(len(body)))], body
 
     def _legal_moves(self, match_id: str, authorization: str | None,

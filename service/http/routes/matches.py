@@ -152,7 +152,7 @@ class Moves(MethodView):
         request answers the first response with the legal moves at its version.
         """
         version = _expected_version(body.get("version"), headers.get("if_match"))
-        status, data, new_version = lodge().play(
+        status, data, new_version = lodge().moves.play(
             match_id, request.headers.get("Authorization"), query.get("seat"), body["move"], version,
             headers.get("idempotency_key"), query["legal"])
         return json_response(data, status, _etag(new_version))
