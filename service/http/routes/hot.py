@@ -1,19 +1,18 @@
 """The move path below Flask: GET match, GET legal-moves and POST moves.
 
 A bot's requests (a view, its legal moves, a move) are answered by a WSGI
-dispatcher in front of the Flask app, with hand-compiled checks instead of
-flask-smorest's and webargs' generic machinery and Flask's request context.
-It only takes a request that its checks accept as certainly well-formed:
+dispatcher in front of the Flask app, without flask-smorest's and webargs'
+generic machinery and Flask's request context.  It only takes a request
+that is certainly well-formed, by the route's own schemas: its query,
+headers and body checks are compiled from the schemas the Flask route loads
+with (:mod:`service.http.precheck`), so there is one definition of a valid
+request; on top of them:
 
 * the path is one of the three, with a well-formed match id, and the
   method GET (view, legal moves) or POST (moves);
-* the query holds only the route's own parameters (``legal``, ``seat``),
-  each once, with a plain value (``true``/``false``/``1``/``0``, digits);
 * POST: ``Content-Type: application/json``, a ``Content-Length`` within
-  ``MAX_CONTENT_LENGTH``, no ``If-Match``, an ``Idempotency-Key`` (if any)
-  of the documented form, and a body that is a JSON object with exactly
-  ``move`` (an object with a string ``type``) and optionally ``version``
-  (an integer or null), nested at most ``MAX_DEPTH`` deep.
+  ``MAX_CONTENT_LENGTH``, no ``If-Match`` (the route reads it against the
+  body's ``version``) and a body nested at most ``MAX_DEPTH`` deep.
 
 Anything else goes to the Flask app unchanged (the body read is put back),
 so every 400, 404, 405 and 413 is the documented route's own (smorest,
@@ -46,10 +45,13 @@ from typing import Any
 import orjson
 
 from service.domain.matches import Lodge
+from service.http import precheck
 from service.http.api import MAX_DEPTH
 from service.http.cors import Headers
 from service.http.errors import Handler, respond
-from service.http.schemas import IDEMPOTENCY_KEY
+from service.http.precheck import Unsure
+from service.http.routes.matches import MoveQuerySchema, ViewQuerySchema
+from service.http.schemas import ConditionalHeaders, MoveHeaders, MoveRequestSchema, SeatQuerySchema
 from service.ops import metrics
 from service.ops.limits import Gate
 
@@ -60,64 +62,33 @@ _PATH = re.compile(r"/v1/matches/([a-z2-7]{16})(/moves|/legal-moves)?")
 #: The route templates the metrics label requests with (as Flask's url rules).
 RULES = {None: "/v1/matches/<string:match_id>", "/moves": "/v1/matches/<string:match_id>/moves",
          "/legal-moves": "/v1/matches/<string:match_id>/legal-moves"}
-#: What each route's query may hold here (anything else: the Flask route).
-QUERY = {None: frozenset({"legal"}), "/moves": frozenset({"seat", "legal"}), "/legal-moves": frozenset({"seat"})}
-_FLAGS = {"true": True, "false": False, "1": True, "0": False}
-_SEAT = re.compile(r"[0-9]{1,9}")
-_BODY_KEYS = frozenset({"move", "version"})
+#: Each route's query check, compiled from the schema its Flask route loads.
+QUERY = {None: precheck.query(ViewQuerySchema()), "/moves": precheck.query(MoveQuerySchema()),
+         "/legal-moves": precheck.query(SeatQuerySchema())}
+_VIEW_HEADERS = precheck.headers(ConditionalHeaders())
+_MOVE_HEADERS = precheck.headers(MoveHeaders())
+_MOVE_BODY = precheck.body(MoveRequestSchema())
 JSON = "application/json"
 #: What a request asks for once its checks passed: the answer, when called.
 Answer = Callable[[], tuple[int, list[tuple[str, str]], bytes]]
 
 
-class Fallback(Exception):
-    """The request is not one the precompiled checks take: Flask answers it."""
-
-
-def _query(text: str, allowed: frozenset[str]) -> dict[str, Any]:
-    """The parsed query: ``legal`` as a bool, ``seat`` as an int; Fallback
-    for anything else, a repeated name or a value needing decoding."""
-    found: dict[str, Any] = {}
-    if not text:
-        return found
-    for part in text.split("&"):
-        name, eq, value = part.partition("=")
-        if name not in allowed or name in found or not eq:
-            raise Fallback
-        if name == "legal":
-            if value not in _FLAGS:
-                raise Fallback
-            found[name] = _FLAGS[value]
-        elif _SEAT.fullmatch(value):
-            found[name] = int(value)
-        else:
-            raise Fallback
-    return found
-
-
-def _body(environ: dict[str, Any], limit: int | None) -> tuple[bytes, dict[str, Any], int | None]:
-    """The raw body, the move and the version of a plain move request."""
+def _body(environ: dict[str, Any], limit: int | None) -> dict[str, Any]:
+    """The loaded body of a plain move request (``move``, maybe ``version``)."""
     kind = environ.get("CONTENT_TYPE", "")
     if kind.partition(";")[0].strip().lower() != JSON or "HTTP_TRANSFER_ENCODING" in environ:
-        raise Fallback
+        raise Unsure
     length = environ.get("CONTENT_LENGTH", "")
     if not length.isdigit() or (limit is not None and int(length) > limit):
-        raise Fallback
+        raise Unsure
     data: bytes = environ["wsgi.input"].read(int(length))
     environ["wsgi.input"] = io.BytesIO(data)  # for Flask, should the checks below refuse it
     if data.count(b"[") + data.count(b"{") > MAX_DEPTH:
-        raise Fallback
+        raise Unsure
     try:
-        body = orjson.loads(data)
+        return _MOVE_BODY(orjson.loads(data))
     except orjson.JSONDecodeError:
-        raise Fallback from None
-    if type(body) is not dict or not body.keys() <= _BODY_KEYS:
-        raise Fallback
-    move, version = body.get("move"), body.get("version")
-    if type(move) is not dict or type(move.get("type")) is not str or (
-            version is not None and type(version) is not int):
-        raise Fallback
-    return data, move, version
+        raise Unsure from None
 
 
 def _etag(version: int) -> list[tuple[str, str]]:
@@ -145,8 +116,8 @@ class HotPaths:
         if (method == "POST") != (tail == "/moves"):
             return self.flask_app(environ, start_response)
         try:
-            answer = self._checked(environ, match_id, tail, _query(environ.get("QUERY_STRING", ""), QUERY[tail]))
-        except Fallback:
+            answer = self._checked(environ, match_id, tail, QUERY[tail](environ.get("QUERY_STRING", "")))
+        except Unsure:
             return self.flask_app(environ, start_response)
         cors = self.cors(environ)
         limited: list[tuple[str, str]] = []
@@ -168,25 +139,23 @@ class HotPaths:
     def _checked(self, environ: dict[str, Any], match_id: str, tail: str | None,
                  query: dict[str, Any]) -> Answer:
         """The request's answer to run, once every check that may hand it to
-        Flask has passed (Fallback otherwise)."""
+        Flask has passed (Unsure otherwise)."""
         authorization = environ.get("HTTP_AUTHORIZATION")
         if tail == "/moves":
-            if "HTTP_IF_MATCH" in environ:
-                raise Fallback
-            key = environ.get("HTTP_IDEMPOTENCY_KEY")
-            if key is not None and not IDEMPOTENCY_KEY.match(key):
-                raise Fallback
-            _data, move, version = _body(environ, self.max_body)
-            return lambda: self._move(match_id, authorization, query, move, version, key)
+            headers = _MOVE_HEADERS(environ)
+            if "if_match" in headers:
+                raise Unsure
+            body = _body(environ, self.max_body)
+            return lambda: self._move(match_id, authorization, query, body, headers.get("idempotency_key"))
         if tail == "/legal-moves":
             return lambda: self._legal_moves(match_id, authorization, query)
-        return lambda: self._view(match_id, authorization, query, environ.get("HTTP_IF_NONE_MATCH"))
+        return lambda: self._view(match_id, authorization, query, _VIEW_HEADERS(environ).get("if_none_match"))
 
-    def _move(self, match_id: str, authorization: str | None, query: dict[str, Any], move: dict[str, Any],
-              version: int | None, key: str | None) -> tuple[int, list[tuple[str, str]], bytes]:
-        status, body, new_version = self.lodge.moves.play(match_id, authorization, query.get("seat"), move,
-                                                          version, key, query.get("legal", False))
-        return status, [*_etag(new_version), ("Content-Type", JSON), ("Content-Length", str(len(body)))], body
+    def _move(self, match_id: str, authorization: str | None, query: dict[str, Any], body: dict[str, Any],
+              key: str | None) -> tuple[int, list[tuple[str, str]], bytes]:
+        status, data, new_version = self.lodge.moves.play(match_id, authorization, query.get("seat"), body["move"],
+                                                          body.get("version"), key, query["legal"])
+        return status, [*_etag(new_version), ("Content-Type", JSON), ("Content-Length", str(len(data)))], data
 
     def _legal_moves(self, match_id: str, authorization: str | None,
                      query: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
@@ -195,7 +164,7 @@ class HotPaths:
 
     def _view(self, match_id: str, authorization: str | None, query: dict[str, Any],
               if_none_match: str | None) -> tuple[int, list[tuple[str, str]], bytes]:
-        version, view = self.lodge.view(match_id, authorization, if_none_match, query.get("legal", False))
+        version, view = self.lodge.view(match_id, authorization, if_none_match, query["legal"])
         if view is None:
             return 304, _etag(version), b""
         body = orjson.dumps(view)
