@@ -94,7 +94,7 @@ test: $(STAMP) redis-server browser npm-ci
 
 ## Regenerate the committed contract from the code, and the TS client's types from it.
 openapi: $(STAMP) $(NODE_STAMP)
-	$(BIN)/python -m service.openapi > openapi/openapi.json
+	$(BIN)/python -m service.http.openapi > openapi/openapi.json
 	cd $(CLIENT) && npm run generate
 
 ## Engine, HTTP (against bench/reference_app.py) and one-vs-two-requests tournament benchmarks (not part of the tests).

@@ -22,7 +22,7 @@ from engine.core import FINISHED, Game, seat_viewer
 
 
 def seat_view(game: Game, state: dict[str, Any], version: int, seat: int) -> dict[str, Any]:
-    """The view the service hands a bot (``service.matches.view_of`` without a match id)."""
+    """The view the service hands a bot (``service.domain.views.view_of`` without a match id)."""
     viewer = seat_viewer(seat)
     view = game.view(state, viewer)
     return {"game": game.id, "version": version, "status": view["status"], "viewer": viewer.to_json(), **view,

@@ -36,7 +36,7 @@ from bench import write_report
 from bench.http_bench import LodgeClient, drive
 from bench.servers import cpu_seconds
 from devtools.servers import Cluster, start_gunicorn, start_redis, stop_process
-from service.config import Settings
+from service.ops.config import Settings
 
 CLIENTS = 4
 MOVES = 3000

@@ -30,17 +30,17 @@ from engine import REGISTRY
 
 #: (owner, attribute, depth, label): the blocks, outermost first.
 BLOCKS: list[tuple[str, str, int, str]] = [
-    ("service.routes.hot:HotPaths", "__call__", 0, "whole request (hot path)"),
-    ("service.routes.hot:HotPaths", "_checked", 1, "path, query, headers and body checks"),
-    ("service.matches:Lodge", "identify", 1, "token → viewer"),
-    ("service.matches:", "_try_move", 1, "engine: check and apply the move"),
-    ("service.matches:", "server_moves", 1, "moves the server owes (bots, clocks)"),
-    ("service.matches:", "_move_body", 1, "response body: events, view, JSON"),
-    ("service.matches:", "view_of", 2, "the caller's view"),
-    ("service.matches:Lodge", "_write", 1, "write: schedule, store, metrics"),
-    ("service.store:Store", "apply", 2, "Store.apply"),
+    ("service.http.routes.hot:HotPaths", "__call__", 0, "whole request (hot path)"),
+    ("service.http.routes.hot:HotPaths", "_checked", 1, "path, query, headers and body checks"),
+    ("service.domain.access:Access", "identify", 1, "token → viewer"),
+    ("service.domain.moves:", "_try_move", 1, "engine: check and apply the move"),
+    ("service.domain.moves:", "server_moves", 1, "moves the server owes (bots, clocks)"),
+    ("service.domain.moves:", "_move_body", 1, "response body: events, view, JSON"),
+    ("service.domain.moves:", "view_of", 2, "the caller's view"),
+    ("service.domain.moves:MovePipeline", "_write", 1, "write: schedule, store, metrics"),
+    ("service.store.store:Store", "apply", 2, "Store.apply"),
     ("redis.commands.core:Script", "__call__", 3, "the EVALSHA round trip"),
-    ("service.routes.hot:HotPaths", "_observe", 1, "request metrics"),
+    ("service.http.routes.hot:HotPaths", "_observe", 1, "request metrics"),
 ]
 
 

@@ -21,7 +21,7 @@ from bench import write_report
 from devtools.servers import start_redis, stop_process
 from engine import REGISTRY
 from service.app import create_app
-from service.config import Settings
+from service.ops.config import Settings
 from tests.playout import play_out
 
 PLAYERS = 4

@@ -7,12 +7,12 @@ default 10000), ``THREADS`` (per gthread worker, default 64: there a stream or
 long-poll holds a thread each), ``REDIS_URL`` (unset: an embedded store, see
 below), ``PROMETHEUS_MULTIPROC_DIR`` (default: a fresh temporary directory),
 ``READ_TIMEOUT`` (seconds one read of a request may wait, default 10; 0: none),
-``MAX_CONNECTIONS_PER_CLIENT`` (per gevent worker, default 256; ``service/connections.py``),
-``REDIS_MODE`` and the other store settings (``service/config.py``).
+``MAX_CONNECTIONS_PER_CLIENT`` (per gevent worker, default 256; ``service/ops/connections.py``),
+``REDIS_MODE`` and the other store settings (``service/ops/config.py``).
 
 Serving model: gevent workers (gunicorn monkey-patches each worker before it
 loads the app).  A request that waits (a stream, a long-poll) is a greenlet
-asleep on an event, woken by :mod:`service.notify`: an idle one costs memory,
+asleep on an event, woken by :mod:`service.store.notify`: an idle one costs memory,
 no thread and no CPU.
 
 Slow clients: gunicorn reads the rest of a request with no time limit once
@@ -65,7 +65,7 @@ keepalive = 5
 # Request size limits, explicit (gunicorn's defaults): a request line over
 # 4094 bytes is 414, more than 100 header fields or one over 8190 bytes is 431.
 # gunicorn answers those itself, before the app; ``on_starting`` makes those
-# answers problem+json (service/server_errors.py).  The body limit (64 KiB,
+# answers problem+json (service/http/server_errors.py).  The body limit (64 KiB,
 # 413) is the app's.
 limit_request_line = 4094
 limit_request_fields = 100
@@ -88,7 +88,7 @@ _metrics_dir_owned: str | None = None
 def on_starting(server) -> None:
     """In the master, before any worker: metrics directory, embedded store."""
     global _embedded, _metrics_dir_owned
-    from service import server_errors
+    from service.http import server_errors
 
     server_errors.install()  # gunicorn's own 400/414/431 as problem+json, inherited by the workers
     metrics_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
@@ -136,8 +136,9 @@ def post_worker_init(worker) -> None:
     streams as soon as it is told to stop (SIGTERM sets ``worker.alive``
     false; under gevent this thread is a greenlet); run the worker's clock
     sweeper until then."""
-    from service import connections, server_errors
-    from service.config import Settings
+    from service.http import server_errors
+    from service.ops import connections
+    from service.ops.config import Settings
 
     if read_timeout > 0:
         _bound_reads(read_timeout)
@@ -146,13 +147,13 @@ def post_worker_init(worker) -> None:
     def close_streams_on_exit() -> None:
         while worker.alive:
             time.sleep(0.5)
-        from service import notify
+        from service.store import notify
 
         notify.close_all()
 
     threading.Thread(target=close_streams_on_exit, name="lodge-shutdown", daemon=True).start()
-    from service import sweeper  # clocks and the moves the server owes (service/sweeper.py)
-    from service.context import EXTENSION
+    from service.http.context import EXTENSION
+    from service.ops import sweeper  # clocks and the moves the server owes (service/ops/sweeper.py)
 
     if EXTENSION in getattr(worker.wsgi, "extensions", {}):  # not bench/reference_app.py, run under this file too
         sweeper.start(worker.wsgi, lambda: worker.alive)

@@ -10,18 +10,20 @@ from typing import Any
 from flask import Flask, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from service import bodies, cors, docs_ui, errors, game_schemas, limits, metrics, play
-from service.api import Api
-from service.config import Settings
-from service.context import EXTENSION
-from service.matches import Lodge
-from service.notify import Notifier
-from service.redis_client import ReplicaWait
-from service.redis_client import build as redis_client_for
-from service.routes import games, hot, matches, ops, seats, stream
-from service.smorest_compat import SyncFlask, url_rule
-from service.store import Store
-from service.stream import hide_query_token
+from service import game_schemas
+from service.domain.matches import Lodge
+from service.domain.stream import hide_query_token
+from service.http import bodies, cors, docs_ui, errors, play
+from service.http.api import Api
+from service.http.context import EXTENSION
+from service.http.routes import games, hot, matches, ops, seats, stream
+from service.http.smorest_compat import SyncFlask, url_rule
+from service.ops import limits, metrics
+from service.ops.config import Settings
+from service.store.notify import Notifier
+from service.store.redis_client import ReplicaWait
+from service.store.redis_client import build as redis_client_for
+from service.store.store import Store
 
 API_DESCRIPTION = """\
 Lodge runs turn-based card and board games for bots, front ends and
@@ -38,7 +40,7 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
 
     ``redis_client``: a redis-py compatible client to use (e.g.
     ``fakeredis.FakeRedis()``); by default the one ``REDIS_MODE`` asks for
-    (:mod:`service.redis_client`; single mode without ``REDIS_URL``: an
+    (:mod:`service.store.redis_client`; single mode without ``REDIS_URL``: an
     in-process fakeredis).  ``registry``: the games (by
     default ``engine.REGISTRY``).  Nothing here talks to Redis, so the app
     (and its OpenAPI document) can be built with the store down.

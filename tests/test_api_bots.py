@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-import service.matches
+import service.domain.moves
 from engine import REGISTRY
-from service import sweeper
-from service.context import EXTENSION
+from service.http.context import EXTENSION
+from service.ops import sweeper
 from tests.http_helpers import Api, Match, assert_problem, comparable, events_of, strip_label
 
 GAMES = [g.id for g in REGISTRY]
@@ -97,13 +97,13 @@ def test_a_bot_gets_exactly_its_seats_view_and_moves(api: Api, monkeypatch: pyte
     returns to that seat and what its legal-moves list holds (checked by
     replaying the record into a match of token seats)."""
     calls: list[tuple[int, int, dict[str, Any], list[dict[str, Any]]]] = []
-    decide = service.matches.bots.decide
+    decide = service.domain.moves.bots.decide
 
     def spy(kind: str, game: str, seat: int, seed: int, version: int, view: Any, moves: Any) -> Any:
         calls.append((seat, version, view, moves))
         return decide(kind, game, seat, seed, version, view, moves)
 
-    monkeypatch.setattr(service.matches.bots, "decide", spy)
+    monkeypatch.setattr(service.domain.moves.bots, "decide", spy)
     match = create(api, "biberbande", [{"name": "Bobo", **H}, "me", {"name": "Cleo", "bot": "random"}], seed=9,
                    options={"rounds": 1})
     rng = random.Random(1)
@@ -188,12 +188,12 @@ def test_a_match_of_bots_stops_after_auto_moves_and_the_sweeper_goes_on(app: Any
     """A request plays at most AUTO_MOVES server moves; the match is then
     due in the schedule at once, and the sweeper plays it to its end."""
     match = create(api, "biberclan", [{"name": "a", "bot": "random"}, {"name": "b", "bot": "random"}])
-    assert match.created["version"] == service.matches.AUTO_MOVES
+    assert match.created["version"] == service.domain.moves.AUTO_MOVES
     assert match.created["state"]["status"] == "active"
-    due = app.extensions[EXTENSION].schedule.due(2**62, 10)
+    due = app.extensions[EXTENSION].moves.schedule.due(2**62, 10)
     assert [m for m, _ in due] == [match.id]
     finish_by_sweeping(app, match)
-    assert app.extensions[EXTENSION].schedule.due(2**62, 10) == []
+    assert app.extensions[EXTENSION].moves.schedule.due(2**62, 10) == []
 
 
 def test_an_idempotent_retry_answers_the_bots_moves_too(api: Api) -> None:

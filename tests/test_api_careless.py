@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from service.errors import MAX_DETAIL, MAX_ECHO
+from service.http.errors import MAX_DETAIL, MAX_ECHO
 from tests.http_helpers import Api, assert_problem
 
 BODY = b'{"game": "biberbande", "players": ["ana", "bo"], "seed": 42}'

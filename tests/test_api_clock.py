@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from service import clock, sweeper
-from service.context import EXTENSION
+from service.domain import clock
+from service.http.context import EXTENSION
+from service.ops import sweeper
 from tests.conftest import flask_api, make_app
 from tests.http_helpers import Api, Match, strip_label
 from tests.test_api_stream import Stream, sapi, sapp  # noqa: F401  # the stream fixtures
@@ -134,7 +135,7 @@ def test_two_instances_race_for_one_deadline(store: Any, later: Any) -> None:
         run()
 
     runs = [sweeper.Sweeper(lodges[0]).sweep, sweeper.Sweeper(lodges[1]).sweep,
-            lambda: lodges[0].advance(m.id), lambda: lodges[1].advance(m.id)]
+            lambda: lodges[0].moves.advance(m.id), lambda: lodges[1].moves.advance(m.id)]
     threads = [threading.Thread(target=race, args=(run,)) for run in runs]
     for t in threads:
         t.start()

@@ -9,8 +9,8 @@ import fakeredis
 import pytest
 
 from service.app import create_app
-from service.config import Settings
-from service.cors import parse_origins
+from service.http.cors import parse_origins
+from service.ops.config import Settings
 
 ORIGIN = "http://127.0.0.1:5173"
 ALLOWED_HEADERS = ["Authorization", "Content-Type", "If-Match", "If-None-Match", "Idempotency-Key", "Last-Event-ID"]

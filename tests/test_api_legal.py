@@ -20,7 +20,7 @@ import pytest
 
 from engine import REGISTRY
 from service.app import create_app
-from service.config import Settings
+from service.ops.config import Settings
 from tests.conftest import flask_api
 from tests.http_helpers import W1_MOVES, W1_OPTIONS, Api, Match, Resp, assert_problem, strip_label
 from tests.stream_helpers import messages, sse_frames

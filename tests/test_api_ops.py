@@ -189,7 +189,7 @@ def test_store_refusing_writes_is_503_not_500(tmp_path, failure):
 # Settings from the environment, and messages that use them.
 # --------------------------------------------------------------------------
 def test_settings_from_env():
-    from service.config import Settings
+    from service.ops.config import Settings
 
     s = Settings.from_env({"REDIS_URL": "redis://h:1/0", "MATCH_TTL": "60", "MATCH_CACHE_SIZE": "8",
                            "MAX_BODY": "2048", "REDIS_TIMEOUT": "0.5", "RETRY_AFTER": "7"})
@@ -203,7 +203,7 @@ def test_settings_from_env():
 
 def _app_with(env: dict[str, str], redis_client) -> Api:
     from service.app import create_app
-    from service.config import Settings
+    from service.ops.config import Settings
 
     app = create_app(redis_client=redis_client, settings=Settings.from_env(env))
     app.config["TESTING"] = True
@@ -240,8 +240,8 @@ def test_acting_seat_needs_a_seat():
     """auth.acting_seat answers a seat number: a viewer that is neither the
     admin nor a seat (no seat number) is refused, never handed back None."""
     from engine.core import SEAT, Viewer
-    from service.auth import acting_seat
-    from service.errors import ApiError
+    from service.domain.auth import acting_seat
+    from service.http.errors import ApiError
 
     assert acting_seat(Viewer(SEAT, 1), None, 2, "moving") == 1
     with pytest.raises(ApiError) as refused:

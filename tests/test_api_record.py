@@ -188,7 +188,7 @@ def test_match_ttl_expires_after_inactivity(store):
     import time
 
     from service.app import create_app
-    from service.config import Settings
+    from service.ops.config import Settings
     from tests.conftest import flask_api
 
     app = create_app(redis_client=store, settings=Settings.from_env({"MATCH_TTL": "2"}))

@@ -111,7 +111,7 @@ def test_old_stored_meta_loads_with_defaults():
     no clock, not public, no invite."""
     import orjson
 
-    from service.store import Meta
+    from service.store.store import Meta
 
     old = orjson.dumps({"game": "biberbande", "players": ["a", "b"], "seed": 1, "options": {},
                         "admin": "x" * 64, "seats": ["y" * 64, "z" * 64], "created": 1.5})
@@ -532,7 +532,7 @@ def test_lobby_default_limit_is_20(api: Api):
 def test_lobby_pages_through_equal_creation_times(store, api: Api):
     """Ties (same millisecond) are ordered by match id, descending, and a
     page boundary inside a tie loses and repeats nothing."""
-    from service.keys import lobby_key
+    from service.store.keys import lobby_key
 
     made = [_public(api)["match_id"] for _ in range(6)]
     for mid in made:
@@ -542,7 +542,7 @@ def test_lobby_pages_through_equal_creation_times(store, api: Api):
 
 
 def test_lobby_forgets_filled_finished_and_deleted_matches_at_once(store, api: Api):
-    from service.keys import lobby_key
+    from service.store.keys import lobby_key
     from tests.http_helpers import W1_MOVES, W1_OPTIONS
 
     key = lobby_key("biberbande")
@@ -568,7 +568,7 @@ def test_lobby_forgets_filled_finished_and_deleted_matches_at_once(store, api: A
 def test_lobby_drops_expired_matches_when_it_lists_them(store, api: Api):
     """A match that expired (its keys gone, the index entry left) is not
     listed, and listing it removes the entry."""
-    from service.keys import Keys, lobby_key
+    from service.store.keys import Keys, lobby_key
 
     old, live = _public(api), _public(api)
     for key in Keys(old["match_id"]).fixed():
@@ -581,8 +581,8 @@ def test_lobby_drops_expired_matches_when_it_lists_them(store, api: Api):
 def test_lobby_page_looks_at_a_bounded_number_of_matches(store, api: Api, monkeypatch):
     """Many dead entries: a page stops after MAX_SCAN of them with a
     `next`, and the pages after it reach the live matches."""
-    from service import lobby
-    from service.keys import lobby_key
+    from service.domain import lobby
+    from service.store.keys import lobby_key
 
     monkeypatch.setattr(lobby, "MAX_SCAN", 3)
     live = _public(api)
@@ -609,7 +609,7 @@ def test_lobby_on_the_cluster(cluster_instances, redis_cluster):
     (every game's index and every match in slots of their own)."""
     import redis
 
-    from service.keys import Keys
+    from service.store.keys import Keys
 
     api = cluster_instances[0]
     made = [_public(api, game=g, players=["a", {"name": "b", "open": True}])["match_id"]
@@ -625,7 +625,7 @@ def test_lobby_on_the_cluster(cluster_instances, redis_cluster):
 
 
 def test_claims_and_the_lobby_count_against_the_general_rate_limit():
-    """service/limits.py: every request but the probes counts against
+    """service/ops/limits.py: every request but the probes counts against
     RATE_LIMIT_DEFAULT, claims and lobby pages included (only creation
     counts against RATE_LIMIT_CREATE too)."""
     import dataclasses
@@ -633,7 +633,7 @@ def test_claims_and_the_lobby_count_against_the_general_rate_limit():
     import fakeredis
 
     from service.app import create_app
-    from service.config import Settings
+    from service.ops.config import Settings
     from tests.conftest import flask_api
 
     settings = dataclasses.replace(Settings.from_env({}), rate_limit_enabled=True,
@@ -652,7 +652,7 @@ def test_claims_and_the_lobby_count_against_the_general_rate_limit():
 def test_a_store_failure_while_claiming_is_503_saying_the_seat_may_be_claimed(app, api: Api):
     import redis
 
-    from service.context import EXTENSION
+    from service.http.context import EXTENSION
 
     c = _open_match(api)
     store = app.extensions[EXTENSION].store

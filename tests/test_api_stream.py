@@ -15,8 +15,8 @@ import pytest
 
 from engine import REGISTRY
 from service.app import create_app
-from service.config import Settings
-from service.stream import hide_query_token
+from service.domain.stream import hide_query_token
+from service.ops.config import Settings
 from tests.conftest import flask_api
 from tests.http_helpers import W1_MOVES, W1_OPTIONS, Api, Match, assert_problem, play_random
 from tests.stream_helpers import Frame, messages, ndjson_frames, sse_frames
@@ -365,7 +365,7 @@ def test_stream_equals_events_pages_for_every_viewer(embedded_store: Any, game: 
 def test_safety_reread_delivers_without_notification(store: Any, monkeypatch: pytest.MonkeyPatch):
     """Notifications dropped on the floor: the safety re-read (0.3 s here)
     still brings the move to the stream and the long-poll."""
-    from service.notify import Notifier
+    from service.store.notify import Notifier
 
     monkeypatch.setattr(Notifier, "_handle", lambda self, message, subscribed: None)
     app = create_app(redis_client=store, settings=Settings.from_env({**SETTINGS, "NOTIFY_SAFETY": "0.3"}))

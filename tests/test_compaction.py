@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 from engine import REGISTRY
-from service.context import EXTENSION
-from service.keys import Keys
-from service.matches import Lodge
+from service.domain.matches import Lodge
+from service.domain.moves import MovePipeline
+from service.http.context import EXTENSION
+from service.store.keys import Keys
 from tests.conftest import flask_api, make_app
 from tests.http_helpers import Api, Match, assert_problem
 from tests.playout import play_out
@@ -94,7 +95,7 @@ def test_compacted_match_answers_exactly_as_before(store, game: str, monkeypatch
     app = make_app(store)
     api = flask_api(app)
     with monkeypatch.context() as patch:
-        patch.setattr(Lodge, "_compact", lambda *args: None)
+        patch.setattr(MovePipeline, "_compact", lambda *args: None)
         m, played = play_to_end(api, game, seed=5)
     k = Keys(m.id)
     assert {k.moves, k.events, k.evidx} <= match_keys(store, m.id)

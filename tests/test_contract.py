@@ -1,7 +1,7 @@
 """The committed contract (openapi/openapi.json) against the code.
 
 (a) drift: the committed document equals the one generated from the code
-    (``python -m service.openapi``) and the one the app serves, and it names
+    (``python -m service.http.openapi``) and the one the app serves, and it names
     every path and error code of api.md;
 (b) schemathesis 4 fuzzes every operation of the committed document against
     the WSGI app in-process (embedded store): no 5xx, responses conform to the
@@ -34,7 +34,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from service.app import create_app
-from service.config import Settings
+from service.ops.config import Settings
 from tests.conftest import flask_api, make_app
 from tests.http_helpers import W1_OPTIONS
 
@@ -67,7 +67,7 @@ def _template(path: str) -> str:
 
 
 def _committed() -> dict:
-    assert COMMITTED.exists(), f"{COMMITTED} is not committed (generate it: python -m service.openapi)"
+    assert COMMITTED.exists(), f"{COMMITTED} is not committed (generate it: python -m service.http.openapi)"
     return json.loads(COMMITTED.read_text())
 
 
@@ -75,7 +75,7 @@ def _committed() -> dict:
 # (a) drift.
 # --------------------------------------------------------------------------
 def test_committed_openapi_equals_generated():
-    proc = subprocess.run([sys.executable, "-m", "service.openapi"], cwd=ROOT, capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "service.http.openapi"], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     generated = json.loads(proc.stdout)
@@ -84,7 +84,7 @@ def test_committed_openapi_equals_generated():
         diff = sorted(set(json.dumps(generated, sort_keys=True, indent=1).splitlines())
                       ^ set(json.dumps(committed, sort_keys=True, indent=1).splitlines()))
         pytest.fail("openapi/openapi.json drifted from the code; regenerate with "
-                    "`python -m service.openapi > openapi/openapi.json`. Differing lines:\n"
+                    "`python -m service.http.openapi > openapi/openapi.json`. Differing lines:\n"
                     + "\n".join(diff[:40]))
 
 

@@ -259,7 +259,7 @@ def test_shutdown_pauses_then_outlasts_the_longest_request():
     at SIGTERM); the grace period, counted from the preStop hook, covers that
     pause plus gunicorn's graceful_timeout, itself above the longest long-poll
     (streams end at once, their clients resume elsewhere)."""
-    from service.schemas import MAX_WAIT
+    from service.http.schemas import MAX_WAIT
 
     pod = yaml.safe_load((DEPLOY / "k8s" / "deployment.yaml").read_text())["spec"]["template"]["spec"]
     pause = pod["containers"][0]["lifecycle"]["preStop"]["sleep"]["seconds"]

@@ -7,7 +7,7 @@
 * every decision id (``D5``) cited in a game's engine module, in its tests
   (``tests/test_<module>_*.py``) or in its bot is defined in that game's doc;
 * every game of ``engine.REGISTRY`` has a doc, and the docs index links it;
-* every error code of ``service/errors.py`` and every operation
+* every error code of ``service/http/errors.py`` and every operation
   (``GET /v1/games``) of ``openapi/openapi.json`` appears in ``docs/api.md``.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import engine
-from service.errors import CODES
+from service.http.errors import CODES
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -1,4 +1,4 @@
-"""The hot paths (service/routes/hot.py) answer exactly as the Flask routes.
+"""The hot paths (service/http/routes/hot.py) answer exactly as the Flask routes.
 
 Each request is sent twice, to two matches created alike (same seed): once
 through the app (the dispatcher in front) and once to the Flask app behind it
@@ -17,8 +17,8 @@ import fakeredis
 import pytest
 
 from service.app import create_app
-from service.config import Settings
-from service.routes.hot import HotPaths
+from service.http.routes.hot import HotPaths
+from service.ops.config import Settings
 from tests.http_helpers import W1_MOVES, W1_OPTIONS
 
 SETTINGS = {"RATE_LIMIT_ENABLED": "false", "MAX_WAITS_PER_CLIENT": "0"}

@@ -17,7 +17,7 @@ import pytest
 import requests
 
 from devtools.servers import GUNICORN_CONF, stop_process
-from service.schemas import MAX_WAIT
+from service.http.schemas import MAX_WAIT
 from tests.conftest import requests_api, start_gunicorn
 from tests.http_helpers import W1_MOVES, W1_OPTIONS
 from tests.stream_helpers import messages, sse_frames
@@ -158,8 +158,8 @@ def test_notifier_on_a_redis_cluster(tmp_path: Path):
     from redis.cluster import RedisCluster
 
     from devtools.servers import REDIS_SERVER, free_port
-    from service.notify import Notifier
-    from service.store import Meta, Store
+    from service.store.notify import Notifier
+    from service.store.store import Meta, Store
 
     port = free_port()
     while port > 55000:  # the cluster bus listens on port + 10000

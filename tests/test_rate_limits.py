@@ -12,7 +12,7 @@ import fakeredis
 import pytest
 
 from service.app import create_app
-from service.config import Settings
+from service.ops.config import Settings
 from tests.conftest import flask_api
 
 BODY = {"game": "biberbande", "players": 2, "seed": 1}

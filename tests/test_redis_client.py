@@ -1,4 +1,4 @@
-"""The store's Redis client: the pool's no-wait readiness check (service.redis_client.Parser)."""
+"""The store's Redis client: the pool's no-wait readiness check (service.store.redis_client.Parser)."""
 from __future__ import annotations
 
 import select
@@ -9,8 +9,8 @@ import textwrap
 import pytest
 import redis
 
-from service.config import Settings
-from service.redis_client import Parser, build
+from service.ops.config import Settings
+from service.store.redis_client import Parser, build
 
 
 def _client(url: str) -> redis.Redis:
@@ -65,7 +65,7 @@ def test_a_connection_the_server_closed_is_not_quiet(redis_server: str):
 GREEN = textwrap.dedent("""
     from gevent import monkey; monkey.patch_all()
     import sys, greenlet, redis
-    from service.redis_client import Parser
+    from service.store.redis_client import Parser
     url = sys.argv[1]
     for name, options in (("default", {}), ("lodge", {"parser_class": Parser})):
         client = redis.Redis.from_url(url, **options)

@@ -1,5 +1,5 @@
 """The flask-smorest, webargs and Flask internals Lodge relies on
-(service/smorest_compat.py) still exist and behave as used.  A failure here
+(service/http/smorest_compat.py) still exist and behave as used.  A failure here
 after an upgrade names the internal that moved; fix smorest_compat.py."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from flask.views import MethodView
 from flask_smorest.utils import prepare_response
 from webargs.flaskparser import FlaskParser
 
-from service import smorest_compat
+from service.http import smorest_compat
 
 
 class _Query(ma.Schema):

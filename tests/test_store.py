@@ -1,4 +1,4 @@
-"""Store-level tests (service.store / service.keys) on fakeredis and a real Redis.
+"""Store-level tests (service.store.store / service.store.keys) on fakeredis and a real Redis.
 
 The real server comes from the ``redis_server`` fixture of conftest.py, or
 from ``REDIS_URL`` when that is set.  Each test uses a fresh random match id
@@ -15,10 +15,10 @@ import orjson
 import pytest
 import redis
 
-from service.auth import new_match_id
-from service.config import Settings
-from service.keys import Keys
-from service.store import DamagedMatch, Meta, Snapshot, Store, compress, decompress, fingerprint
+from service.domain.auth import new_match_id
+from service.ops.config import Settings
+from service.store.keys import Keys
+from service.store.store import DamagedMatch, Meta, Snapshot, Store, compress, decompress, fingerprint
 
 TTL = 3600
 IDEM_TTL = 600
@@ -261,18 +261,6 @@ def test_store_down_raises_connection_error():
         store.create(meta(), {"n": 0}, [])
 
 
-def test_legacy_idempotency_record_still_answers(client):
-    """A record of the old layout (JSON status and body, written before the
-    fingerprinted one) is answered as it is, and nothing is written."""
-    store = make_store(client)
-    create(store)
-    body = orjson.dumps({"version": 1, "n": 1})
-    client.set(Keys(MID).idem("seat0:old"), orjson.dumps({"status": 200, "body": orjson.Fragment(body)}))
-    assert apply(store, 0, 1, idem="seat0:old").legacy == (200, body)
-    assert store.idempotent_response(MID, "seat0:old") == (200, body)
-    assert make_store(client).snapshot(MID).version == 0
-
-
 def test_budget_stops_retries_at_the_deadline():
     """REDIS_BUDGET: redis-py's retries end once the request's deadline has
     passed (10 retries of a 0.2 s failure would take 2.2 s; the budget is
@@ -281,7 +269,7 @@ def test_budget_stops_retries_at_the_deadline():
 
     from redis.backoff import NoBackoff
 
-    from service.store import BudgetRetry
+    from service.store.store import BudgetRetry
 
     store = Store(redis.Redis(host="127.0.0.1", port=1), ttl=TTL,
                   settings=Settings(redis_budget=0.5))
@@ -327,7 +315,7 @@ def test_write_ids_are_unique_per_attempt_and_per_forked_process():
     from another by it), also across processes forked from one another."""
     import os
 
-    from service.store import next_write_id
+    from service.store.store import next_write_id
 
     ids = [next_write_id() for _ in range(1000)]
     assert len(set(ids)) == 1000

@@ -19,8 +19,8 @@ import pytest
 import redis
 
 from engine import REGISTRY
-from service.config import Settings
-from service.keys import Keys
+from service.ops.config import Settings
+from service.store.keys import Keys
 from tests.conftest import flask_api, make_app, start_redis, stop_process
 from tests.http_helpers import Api, Match, assert_problem
 from tests.playout import play_out
@@ -226,7 +226,7 @@ def test_frozen_redis_before_any_write_changes_nothing(frozen):
 
 def test_budget_bounds_a_request_of_many_round_trips(frozen):
     """A long-poll calls the store only to look (it waits for a change
-    notification in between, service/notify.py); each look has its own
+    notification in between, service/store/notify.py); each look has its own
     budget, so a look against a frozen store ends the request within the
     bound however long ``wait`` is."""
     api, client, freeze, thaw, _ = frozen
@@ -242,19 +242,3 @@ def test_budget_bounds_a_request_of_many_round_trips(frozen):
     r, took = result[0]
     assert_problem(r, 503, "store_unavailable")
     assert took < 0.3 + BOUND + 0.5, took
-
-
-def test_legacy_idempotency_record_over_http(store):
-    """After an upgrade, a retry whose record has the old layout gets that
-    stored response (status and body) back."""
-    import orjson
-
-    api = flask_api(make_app(store))
-    m, rest = started(api, 1)
-    first = {"version": 1, "events": [], "state": {"kept": True}}
-    store.set(Keys(m.id).idem("seat0:old-key"), orjson.dumps({"status": 200, "body": first}))
-    seat, move = rest[0]
-    for version in (1, None):
-        r = api.move(m.id, m.token(0), move, version, headers={"Idempotency-Key": "old-key"})
-        assert (r.status, r.json) == (200, first), r
-    assert store.llen(Keys(m.id).moves) == 1

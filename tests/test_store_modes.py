@@ -20,7 +20,7 @@ import redis
 import requests
 
 from devtools import servers
-from service.config import Settings
+from service.ops.config import Settings
 from tests.conftest import closed_port, flask_api, requests_api, start_gunicorn, stop_process
 from tests.http_helpers import Api, assert_problem, strip_label
 from tests.test_api_all_games import GAMES
@@ -98,7 +98,7 @@ def test_cluster_rate_limits_shared_by_instances(redis_cluster: servers.Cluster)
     """Issue 11's rate limits in cluster mode: the counters live on the
     cluster (``redis+cluster://``, on the store's own cluster client), so two
     instances share one creation limit and the 429 carries its headers."""
-    from service import limits
+    from service.ops import limits
 
     cluster = redis.RedisCluster.from_url(redis_cluster.url)
     cluster.flushall()
@@ -124,8 +124,8 @@ def test_cluster_and_sentinel_clients_get_the_budget(redis_cluster: servers.Clus
     no get_retry and retries by itself): its Retry becomes a BudgetRetry and
     no attempt starts once the request's deadline has passed (a 503).  The
     sentinel client (a redis.Redis) gets a BudgetRetry as in single mode."""
-    from service.redis_client import LazyCluster, build
-    from service.store import BudgetRetry, Store
+    from service.store.redis_client import LazyCluster, build
+    from service.store.store import BudgetRetry, Store
 
     lazy = LazyCluster(redis_cluster.url)
     store = Store(lazy, ttl=60, settings=Settings.from_env({"REDIS_BUDGET": "0.2"}))
@@ -147,8 +147,8 @@ def test_limits_storage_for_every_mode():
     pool (single), the store's cluster client, the sentinels."""
     import fakeredis
 
-    from service import limits
-    from service.redis_client import LazyCluster
+    from service.ops import limits
+    from service.store.redis_client import LazyCluster
 
     single = fakeredis.FakeRedis()
     assert limits.storage(single, Settings.from_env({})) == ("redis://", {"connection_pool": single.connection_pool})

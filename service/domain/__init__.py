@@ -1,0 +1,1 @@
+"""Domain layer: matches, seats, tokens, clocks, the lobby, streams and records."""

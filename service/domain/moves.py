@@ -1,0 +1,395 @@
+"""The move pipeline: validate → load → ask the engine → write with the one
+compare-and-set.
+
+A client's move (:meth:`MovePipeline.play`) and the moves the server owes
+(bot seats, resigned seats, a clock's fallback: :meth:`MovePipeline.advance`
+from the sweeper, :meth:`MovePipeline.start` for a new match) take the same
+way: the engine plays them on the stored (or this worker's cached) snapshot,
+and one Redis script stores every version a request produced at once, or
+reports the conflict, the idempotent replay or the lost match.  A match is
+compacted as soon as its last move is stored.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import redis
+
+import bots
+from engine.core import (
+    BY_BOT,
+    BY_CLOCK,
+    BY_RESIGNED,
+    FINISHED,
+    Game,
+    GameError,
+    IllegalMove,
+    MatchFinished,
+    Move,
+    NotYourTurn,
+    Viewer,
+    resigned_seats,
+    seat_viewer,
+)
+from service.domain import auth, clock, lobby, seats
+from service.domain.access import Access, not_found, store_faults
+from service.domain.history import replay, stamp
+from service.domain.views import legal_for, redact, view_of
+from service.http.errors import ApiError, clip_echoes
+from service.ops import metrics
+from service.store.store import ApplyResult, DamagedMatch, Meta, Snapshot, Store, fingerprint
+
+log = logging.getLogger(__name__)
+
+#: CAS attempts for a move without an explicit version before answering 409.
+MAX_ATTEMPTS = 8
+#: Moves the server plays in one request at most (bot seats, resigned seats;
+#: a match of bots only would otherwise play to its end inside one request),
+#: and the time it spends on them once it has played one (seconds).  The rest
+#: is played by the sweeper (:mod:`service.ops.sweeper`) at once, batch by batch.
+AUTO_MOVES = 64
+AUTO_SECONDS = 1.0
+
+_GAME_ERRORS: dict[type[GameError], str] = {
+    MatchFinished: "match_finished", NotYourTurn: "not_your_turn", IllegalMove: "illegal_move"}
+
+#: A move's answer: (status, body, the version the body carries).
+Answer = tuple[int, bytes, int]
+#: One version a request writes: (move log entry, stamped events).
+Step = tuple[dict[str, Any], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class MoveRequest:
+    """A client's move once its caller and seat are known."""
+
+    viewer: Viewer
+    seat: int
+    move: Move
+    version: int | None
+    key: str | None       # the Idempotency-Key as sent
+    idem: str | None      # its record's name: the key within the caller's own
+    fingerprint: str      # what a repeat of the key must match ('' without a key)
+    legal: bool
+
+
+def move_request(meta: Meta, viewer: Viewer, seat: int | None, move: Move, version: int | None,
+                 key: str | None, legal: bool) -> MoveRequest:
+    """Validate who moves for which seat (the acting seat's checks), and
+    name the request's idempotency record; a move's ``label`` is not part of it."""
+    seat = auth.acting_seat(viewer, seat, len(meta.players), "moving")
+    move = {k: v for k, v in move.items() if k != "label"}
+    if key is None:
+        return MoveRequest(viewer, seat, move, version, None, None, "", legal)
+    idem = f"{'admin' if viewer.is_admin else f'seat{viewer.seat}'}:{key}"
+    return MoveRequest(viewer, seat, move, version, key, idem, fingerprint(seat, move, version), legal)
+
+
+@dataclass(frozen=True)
+class ServerMoves:
+    """A request's moves, each a (move log entry, stamped events) step, and
+    the snapshot after the last (deadlines set); ``owed`` when the server
+    stopped with moves still to play (:data:`AUTO_MOVES`)."""
+
+    snap: Snapshot
+    steps: list[Step]
+    owed: bool = False
+
+
+@dataclass(frozen=True)
+class MovePipeline:
+    """Every move into a match, the client's and the server's."""
+
+    access: Access
+
+    @property
+    def store(self) -> Store:
+        return self.access.store
+
+    @functools.cached_property
+    def schedule(self) -> clock.Schedule:
+        """When to look at which match (the sweeper's sorted sets)."""
+        return clock.Schedule(self.store.client)
+
+    # --- a client's move ---------------------------------------------------
+    @store_faults
+    def play(self, match_id: str, authorization: str | None, seat: int | None, move: Move,
+             version: int | None, idempotency_key: str | None, legal: bool = False) -> Answer:
+        """Apply one move: (status, body, version the body carries).
+
+        One Redis round trip when this worker's cached snapshot is current;
+        the compare-and-set in Redis decides.  A replayed idempotent request
+        returns the first response unchanged.  ``legal``: the body also
+        carries ``legal_moves`` at its version (a replay: at the first
+        response's version, whatever happened since)."""
+        (meta, snap), fresh = self._load(match_id)
+        request = move_request(meta, self.access.identify(meta, authorization), seat, move, version,
+                               idempotency_key, legal)
+        game = self.access.game(meta.game)
+        for _attempt in range(MAX_ATTEMPTS):
+            played = _try_move(game, snap, request.seat, request.move, request.version)
+            if isinstance(played, ApiError) and not fresh:  # the cache may be behind: decide on the stored state
+                snap, fresh = self.access.snapshot(match_id), True
+            elif isinstance(played, ApiError):
+                return self._refused(match_id, game, meta, request, played)
+            else:
+                written = self._commit(match_id, game, meta, snap, request, played)
+                if not isinstance(written, Snapshot):
+                    return written
+                snap, fresh = written, True
+        metrics.CONFLICTS.labels("refused").inc()
+        raise _conflict(snap.version, None)
+
+    def _load(self, match_id: str) -> tuple[tuple[Meta, Snapshot], bool]:
+        """The match and whether it is fresh from the store: this worker's
+        cached snapshot when it has one (the store may be ahead of it)."""
+        cached = self.store.cached(match_id) if auth.MATCH_ID.fullmatch(match_id) else None
+        if cached is not None:
+            return cached, False
+        return self.access.load(match_id), True
+
+    def _refused(self, match_id: str, game: Game, meta: Meta, request: MoveRequest, error: ApiError) -> Answer:
+        """A move the stored match refuses: the first response when the
+        request repeats an idempotent one already applied, else the error."""
+        if request.idem is not None:
+            stored = self.store.idempotent_response(match_id, request.idem)
+            if stored is not None:
+                version, first_fingerprint = stored
+                if first_fingerprint != request.fingerprint:
+                    raise _reused(request.key)
+                return self._replayed(match_id, game, meta, request.viewer, version, request.legal)
+        if error.code == "version_conflict":
+            metrics.CONFLICTS.labels("refused").inc()
+        raise error
+
+    def _commit(self, match_id: str, game: Game, meta: Meta, snap: Snapshot, request: MoveRequest,
+                played: tuple[dict[str, Any], list[dict[str, Any]]]) -> Answer | Snapshot:
+        """Write the move and the server's moves after it with the one
+        compare-and-set: the answer, or the stored snapshot to try again on."""
+        state, events = played
+        version = snap.version + 1
+        own = ({"version": version, "seat": request.seat, "move": request.move}, stamp(events, version))
+        moves = self._server_moves(game, meta, Snapshot(version, state), [own])
+        body = _move_body(game, meta, request.viewer, moves.snap, [e for _, step in moves.steps for e in step],
+                          request.legal)
+        result = self._write(match_id, game, meta, snap.version, moves, request.idem, request.fingerprint)
+        if result.version is not None:
+            return 200, body, moves.snap.version
+        return self._unwritten(match_id, game, meta, request, result)
+
+    def _unwritten(self, match_id: str, game: Game, meta: Meta, request: MoveRequest,
+                   result: ApplyResult) -> Answer | Snapshot:
+        """A write the compare-and-set did not make: the first response of
+        an idempotent replay, the error, or the stored snapshot to try again on."""
+        if result.replay is not None:
+            return self._replayed(match_id, game, meta, request.viewer, result.replay, request.legal)
+        if result.reused:
+            raise _reused(request.key)
+        if result.conflict is None:  # neither applied, replayed nor refused: the match is gone
+            raise not_found(match_id)
+        if request.version is None:
+            metrics.CONFLICTS.labels("retried").inc()
+        return result.conflict
+
+    def _replayed(self, match_id: str, game: Game, meta: Meta, viewer: Viewer,
+                  version: int, legal: bool) -> Answer:
+        """The first response to an idempotent request whose moves ended at
+        ``version``, rebuilt by replaying the move log up to it: from the
+        request's own move (the last without ``by``) to ``version`` (with the
+        legal moves at that version when ``legal``)."""
+        log_entries = self.store.moves(match_id, version)
+        state, timeline = replay(game, meta, log_entries)
+        first = version
+        while first > 1 and "by" in orjson.loads(log_entries[first - 1]):
+            first -= 1
+        current = self.store.cached(match_id)
+        deadline = current[1].deadline if current is not None and current[1].version == version else {}
+        events = [e for step in timeline[first:version + 1] for e in step]
+        return 200, _move_body(game, meta, viewer, Snapshot(version, state, deadline), events,
+                                 legal), version
+
+    # --- the server's moves ------------------------------------------------
+    def start(self, match_id: str, game: Game, meta: Meta, snap: Snapshot) -> Snapshot:
+        """A new match's first deadlines and the moves its bot seats make
+        before anyone else (nobody knows the match yet: no race but the
+        sweeper's, settled by the compare-and-set)."""
+        if meta.clock_ms is None and owed_seat(game, meta, snap.state) is None:
+            return snap
+        moves = self._server_moves(game, meta, snap, [])
+        if moves.steps:
+            if self._write(match_id, game, meta, snap.version, moves).version is not None:
+                return moves.snap
+            return self.access.snapshot(match_id)
+        look = clock.next_look(moves.snap.deadline, moves.owed, clock.now_ms())
+        if look is not None:
+            self.schedule.look_at(match_id, look)
+        self.store.start_clock(match_id, moves.snap)
+        return moves.snap
+
+    def advance(self, match_id: str) -> int | None:
+        """The sweeper's part (:mod:`service.ops.sweeper`): play what is due now,
+        a timed-out seat's fallback (``by: "clock"``) or the moves the server
+        still owes, by the same compare-and-set as any move.  Returns when to
+        look at the match again (epoch ms; None: never)."""
+        with self.store.budget():
+            for _attempt in range(MAX_ATTEMPTS):
+                settled, look = self._advance_once(match_id)
+                if settled:
+                    return look
+            return clock.now_ms()  # it kept changing: look again at once
+
+    def _advance_once(self, match_id: str) -> tuple[bool, int | None]:
+        """One try of :meth:`advance`: whether it is settled (else the
+        compare-and-set lost), and when to look at the match again."""
+        loaded = self.store.load(match_id) if auth.MATCH_ID.fullmatch(match_id) else None
+        if loaded is None:
+            return True, None
+        meta, snap = loaded
+        game = self.access.game(meta.game)
+        now = clock.now_ms()
+        if game.status(snap.state) == FINISHED:
+            return True, None
+        owed = owed_seat(game, meta, snap.state)
+        timed = None if owed else clock.due_seat(game, snap.state, snap.deadline, now)
+        if owed is None and timed is None:
+            return True, clock.next_look(snap.deadline, False, now)
+        moves = self._server_moves(game, meta, snap, [], timed)
+        result = self._write(match_id, game, meta, snap.version, moves)
+        if result.version is not None:
+            return True, clock.next_look(moves.snap.deadline, moves.owed, clock.now_ms())
+        return result.conflict is None, None
+
+    def _server_moves(self, game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
+                      timed: int | None = None) -> ServerMoves:
+        """:func:`server_moves`; the bots' thinking is not store time, so it
+        does not spend the request's store budget."""
+        with self.store.off_budget():
+            return server_moves(game, meta, snap, steps, timed)
+
+    # --- the write -----------------------------------------------------------
+    def _write(self, match_id: str, game: Game, meta: Meta, expected: int, moves: ServerMoves,
+               idem: str | None = None, request: str = "") -> ApplyResult:
+        """Store a request's moves (its own, then the server's) with one
+        compare-and-set, after telling the schedule when to look at the match
+        next (:mod:`service.domain.clock`); a finished match is compacted."""
+        final = moves.snap
+        look = clock.next_look(final.deadline, moves.owed, clock.now_ms())
+        if look is not None:
+            self.schedule.look_at(match_id, look)
+        (entry, events), *later = moves.steps
+        result = self.store.apply(match_id, expected, final.state, entry, events, idem, request,
+                                  later=later, deadline=final.deadline)
+        if result.version is not None:
+            metrics.MOVES.labels(game.id).inc(len(moves.steps))
+            if game.status(final.state) == FINISHED:
+                self._compact(match_id, final.version, final.state)
+        return result
+
+    def _compact(self, match_id: str, version: int, state: dict[str, Any]) -> None:
+        """Compact the match that just finished (and take it out of the
+        lobby); a failure leaves it whole."""
+        with contextlib.suppress(redis.exceptions.RedisError):  # a lobby entry left behind is dropped when listed
+            meta = self.store.meta(match_id)
+            if meta is not None:
+                lobby.forget(self.store, meta)
+        try:
+            self.store.compact(match_id, version, state)
+        except (redis.exceptions.RedisError, DamagedMatch) as exc:
+            log.warning("compacting match %s failed: %s", match_id, exc)
+
+
+def owed_seat(game: Game, meta: Meta, state: dict[str, Any]) -> tuple[int, str] | None:
+    """A seat to act whose move the server makes at once, and why: a
+    resigned seat (its fallback) or a bot seat; None when there is none."""
+    if game.status(state) == FINISHED:
+        return None
+    gone = resigned_seats(state)
+    for seat in game.to_act(state):
+        if seat in gone:
+            return seat, BY_RESIGNED
+        if meta.kinds[seat] == seats.BOT:
+            return seat, BY_BOT
+    return None
+
+
+def server_moves(game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
+                 timed: int | None = None) -> ServerMoves:
+    """The moves the server plays after ``snap`` (reached by ``steps``, the
+    request's own move): seat ``timed``'s fallback first when its clock ran
+    out (``by: "clock"``), then, while a bot seat or a resigned seat is to
+    act, its move (``by: "bot"`` / ``"resigned"``), like the engine's
+    automatic moves; at most :data:`AUTO_MOVES` and :data:`AUTO_SECONDS`."""
+    steps, state, version = list(steps), snap.state, snap.version
+    now, started, played = clock.now_ms(), time.monotonic(), 0
+    owed = (timed, BY_CLOCK) if timed is not None else owed_seat(game, meta, state)
+    while owed is not None:
+        if played >= AUTO_MOVES or (played and time.monotonic() - started > AUTO_SECONDS):
+            return ServerMoves(Snapshot(version, state, clock.deadlines(game, meta.clock_ms, state, now)),
+                               steps, owed=True)
+        seat, by = owed
+        move = _server_decision(game, meta, Snapshot(version, state, clock.deadlines(
+            game, meta.clock_ms, state, now)), seat, by)
+        state, events = game.play(state, seat, move, by)
+        version, played = version + 1, played + 1
+        steps.append(({"version": version, "seat": seat, "move": move, "by": by}, stamp(events, version)))
+        owed = owed_seat(game, meta, state)
+    return ServerMoves(Snapshot(version, state, clock.deadlines(game, meta.clock_ms, state, now)), steps)
+
+
+def _server_decision(game: Game, meta: Meta, snap: Snapshot, seat: int, by: str) -> Move:
+    """A bot seat's choice, made from exactly that seat's view (what its GET
+    returns) and legal moves; else the game's fallback (:meth:`Game.fallback`)."""
+    if by == BY_BOT:
+        view = view_of(game, meta, snap, seat_viewer(seat))
+        choice = bots.decide(str(meta.bots[seat]), game.id, seat, meta.seed, snap.version, view,
+                             game.legal_moves(snap.state, seat))
+    else:
+        choice = game.fallback(snap.state, seat)
+    return {k: v for k, v in choice.items() if k != "label"}
+
+
+def _move_body(game: Game, meta: Meta, viewer: Viewer, snap: Snapshot,
+               events: list[dict[str, Any]], legal: bool = False) -> bytes:
+    """The 200 body of a move: its version, events and the caller's view
+    (and ``legal_moves`` at that version when ``legal``)."""
+    body = {"version": snap.version, "events": redact(game, events, viewer),
+            "state": view_of(game, meta, snap, viewer)}
+    if legal:
+        body["legal_moves"] = legal_for(game, snap.state, viewer)
+    return orjson.dumps(body)
+
+
+def _try_move(game: Game, snap: Snapshot, seat: int, move: dict[str, Any],
+              version: int | None) -> ApiError | tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Check a move in the contract's order (finished, version, turn,
+    legality) and play it: the new state and events, or the error."""
+    if game.status(snap.state) == FINISHED:
+        return ApiError("match_finished", "the match is finished; no more moves are accepted")
+    if version is not None and version != snap.version:
+        return _conflict(snap.version, version)
+    try:
+        return game.play(snap.state, seat, move)
+    except GameError as exc:
+        return ApiError(_GAME_ERRORS.get(type(exc), "illegal_move"), clip_echoes(exc.detail, move))
+
+
+def _reused(key: str | None) -> ApiError:
+    return ApiError("idempotency_key_reused",
+                    f"the Idempotency-Key {str(key)[:64]!r} was sent before with a different request "
+                    "(move, version or seat); nothing was changed. Use a new key for a new request")
+
+
+def _conflict(current: int, given: int | None) -> ApiError:
+    if given is None:
+        detail = (f"the match kept changing while the move was tried (now version {current}); "
+                  "GET the match and decide again")
+    else:
+        detail = (f"the move was meant for version {given} but the match is at version {current}; "
+                  "GET the match and decide again")
+    return ApiError("version_conflict", detail, current_version=current)

@@ -1,0 +1,1 @@
+"""HTTP layer: routes, the fast move path, request parsing, schemas, errors, CORS, docs."""

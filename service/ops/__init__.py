@@ -1,0 +1,1 @@
+"""Operations: settings, rate and connection limits, metrics and the sweeper."""

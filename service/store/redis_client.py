@@ -1,0 +1,214 @@
+"""The Redis client for ``REDIS_MODE``, and writes that wait for replicas.
+
+* ``single``: ``redis.Redis`` for ``REDIS_URL`` (unset: an in-process
+  fakeredis).
+* ``cluster``: redis-py's ``RedisCluster`` bootstrapped from ``REDIS_URL``
+  (any node).  It follows MOVED/ASK and retries TRYAGAIN/CLUSTERDOWN and
+  connection errors itself; it is built on first use (:class:`LazyCluster`),
+  because building it already talks to the cluster and the app must start
+  with the store down.
+* ``sentinel``: redis-py's ``Sentinel`` client for the primary named
+  ``REDIS_SENTINEL_MASTER``; it asks the sentinels where the primary is and
+  drops connections to a primary that became a replica (READONLY).
+
+Whatever still fails after the client's own redirections and retries reaches
+the web layer as a redis-py exception and is answered 503 (``service.http.errors``).
+
+Before each command the pool checks that the connection it hands out holds
+no unread reply (``can_read`` with no wait).  Under gevent redis-py answers
+that with gevent's cooperative ``poll``: watchers, a timer and a trip
+through the hub (three system calls, 29–52 µs on the benchmark machine) for
+a question that never waits.  :class:`Parser` asks the operating system's
+own ``poll`` instead (one system call, 1.5–7 µs) and leaves anything else to
+redis-py: a socket that reads as ready, TLS, or a wait.  ``single`` and
+``sentinel`` use it; redis-py's cluster client takes no parser setting.
+
+Durability (:class:`ReplicaWait`): replication in Redis is asynchronous, so a
+write acknowledged by the primary alone is lost when the primary dies before
+its replica got it.  With ``REDIS_WAIT_REPLICAS`` = n > 0 every write script
+is followed by ``WAIT n timeout`` on the same connection (``WAIT`` counts the
+replicas that have this connection's writes); fewer than n in time raises
+:class:`NotReplicated` (503: the write may or may not survive a failover).
+"""
+from __future__ import annotations
+
+import select
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import redis
+from gevent import monkey
+from redis._parsers import _HiredisParser
+from redis.backoff import ExponentialBackoff
+from redis.commands.core import Script
+from redis.exceptions import AskError, ConnectionError, NoScriptError, TimeoutError, TryAgainError
+from redis.retry import Retry
+
+from service.ops.config import Settings
+
+#: Attempts of a replicated cluster write after MOVED/ASK/TRYAGAIN or a lost
+#: node, with the slot map refreshed in between.
+CLUSTER_ATTEMPTS = 3
+
+
+#: The operating system's ``poll`` (``select.poll`` itself when gevent has not patched it).
+_os_poll = monkey.get_original("select", "poll")
+
+
+class Parser(_HiredisParser):
+    """hiredis' parser whose no-wait readiness check asks the operating
+    system directly (see the module docstring); redis-py's own check runs
+    whenever the socket is not plainly quiet."""
+
+    def can_read(self, timeout: float = 0) -> bool:
+        if timeout == 0 and self._reader is not None and not self._reader.has_data() and _quiet(self._sock):
+            return False
+        return super().can_read(timeout)
+
+
+def _quiet(sock: Any) -> bool:
+    """Nothing to read on ``sock`` now: no TLS bytes buffered above the
+    socket, and the OS reports it not readable (nor closed, nor in error)."""
+    if getattr(sock, "pending", None) is not None and sock.pending():
+        return False
+    poller = _os_poll()
+    poller.register(sock, select.POLLIN)
+    return not poller.poll(0)
+
+
+class NotReplicated(redis.exceptions.RedisError):
+    """A write reached the primary but not ``REDIS_WAIT_REPLICAS`` replicas in time."""
+
+
+def build(settings: Settings) -> Any:
+    """The client ``settings`` ask for (see the module docstring)."""
+    # a reply to WAIT may take the whole wait: the socket must not give up first
+    read_timeout = max(settings.redis_timeout, settings.wait_timeout_ms / 1000 + 1) \
+        if settings.wait_replicas > 0 else settings.redis_timeout
+    timeouts = {"socket_timeout": read_timeout, "socket_connect_timeout": settings.redis_timeout}
+    # Two quick retries on connection errors cover a pooled connection that
+    # went stale (Redis restart, failover); a longer outage fails fast as 503.
+    # Resending a move script is safe: see the write id in ``keys.APPLY``.
+    retry = Retry(ExponentialBackoff(cap=0.2, base=0.02), 2)
+    if settings.redis_mode == "cluster":
+        if not settings.redis_url:
+            raise ValueError("REDIS_MODE=cluster needs REDIS_URL (any node of the cluster)")
+        return LazyCluster(settings.redis_url, **timeouts,
+                           retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3))
+    if settings.redis_mode == "sentinel":
+        if not settings.sentinels:
+            raise ValueError("REDIS_MODE=sentinel needs REDIS_SENTINELS (host:port,...)")
+        sentinel = redis.Sentinel(list(settings.sentinels), sentinel_kwargs=timeouts, **timeouts)
+        return sentinel.master_for(settings.sentinel_master, retry=retry, health_check_interval=30,
+                                   parser_class=Parser)
+    if settings.redis_url:
+        return redis.Redis.from_url(settings.redis_url, **timeouts, health_check_interval=30, retry=retry,
+                                    parser_class=Parser)
+    import fakeredis
+
+    return fakeredis.FakeRedis()
+
+
+class LazyCluster:
+    """A ``RedisCluster`` built on first use, and again after a failed build.
+
+    Scripts are registered on this object (no network needed), every other
+    attribute is the real client's.  :meth:`on_build` hooks run on each
+    client built (e.g. the store's time budget).
+    """
+
+    def __init__(self, url: str, **kwargs: Any):
+        self._url, self._kwargs = url, kwargs
+        self._client: redis.RedisCluster | None = None
+        self._lock = threading.Lock()
+        self._hooks: list[Callable[[redis.RedisCluster], None]] = []
+
+    @property
+    def url(self) -> str:
+        """The node the cluster client bootstraps from (``REDIS_URL``)."""
+        return self._url
+
+    def on_build(self, hook: Callable[[redis.RedisCluster], None]) -> None:
+        """Run ``hook(client)`` on the cluster client once it is built."""
+        with self._lock:
+            self._hooks.append(hook)
+            client = self._client
+        if client is not None:
+            hook(client)
+
+    def register_script(self, script: str) -> Script:
+        return Script(self, script)  # type: ignore[arg-type]  # duck-typed: evalsha and get_encoder
+
+    def get_encoder(self) -> Any:
+        from redis._parsers import Encoder
+
+        return Encoder("utf-8", "strict", False)
+
+    @property
+    def real(self) -> redis.RedisCluster:
+        """The cluster client (built here; a store that cannot be reached raises)."""
+        client = self._client
+        if client is None:
+            with self._lock:
+                if self._client is None:
+                    built = redis.RedisCluster.from_url(self._url, **self._kwargs)
+                    for hook in self._hooks:
+                        hook(built)
+                    self._client = built
+                client = self._client
+        return client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+class ReplicaWait:
+    """Run a write script, then ``WAIT`` for ``replicas`` on the same connection."""
+
+    def __init__(self, client: Any, replicas: int, timeout_ms: int):
+        self.client, self.replicas, self.timeout_ms = client, replicas, timeout_ms
+
+    def __call__(self, script: Script, keys: list[str], args: list[Any]) -> Any:
+        real = self.client.real if isinstance(self.client, LazyCluster) else self.client
+        if isinstance(real, redis.RedisCluster):
+            return self._on_cluster(real, script, keys, args)
+        return self._on_node(real, script, keys, args)
+
+    def _on_cluster(self, cluster: redis.RedisCluster, script: Script, keys: list[str], args: list[Any]) -> Any:
+        """The node that holds the match's slot, directly (a cluster client
+        sends keyless commands such as WAIT to some other node)."""
+        for attempt in range(CLUSTER_ATTEMPTS):
+            try:
+                node = cluster.get_node_from_key(keys[0])
+                return self._on_node(node.redis_connection, script, keys, args)
+            except (AskError, TryAgainError, ConnectionError, TimeoutError):
+                if attempt == CLUSTER_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.05 * 2 ** attempt)
+                cluster.nodes_manager.initialize()
+        raise AssertionError("unreachable")
+
+    def _on_node(self, client: redis.Redis, script: Script, keys: list[str], args: list[Any]) -> Any:
+        for _ in range(2):  # a second time after loading the script into a node without it
+            pipe = client.pipeline(transaction=False)
+            pipe.evalsha(script.sha, len(keys), *keys, *args)
+            pipe.execute_command("WAIT", self.replicas, self.timeout_ms)
+            reply, acked = pipe.execute(raise_on_error=False)
+            if isinstance(reply, NoScriptError):
+                client.script_load(script.script)
+                continue
+            if isinstance(reply, Exception):
+                raise reply
+            if isinstance(acked, redis.exceptions.ResponseError) and "replica" in str(acked):
+                # a failover demoted the node between the script and WAIT: the
+                # write may be lost with the old primary's history
+                raise NotReplicated(f"the node became a replica before it confirmed the write ({acked})")
+            if isinstance(acked, Exception):
+                raise acked
+            if int(acked) < self.replicas:
+                raise NotReplicated(f"{acked} of {self.replicas} replicas confirmed the write "
+                                    f"within {self.timeout_ms} ms")
+            return reply
+        raise NoScriptError("the script could not be loaded")
