@@ -229,7 +229,8 @@ class Lodge:
         games = [self.game(game_id).id] if game_id is not None else [g.id for g in self.registry]
         after = lobby.decode_cursor(cursor)
         with self.store.budget():
-            return lobby.page(self.store, games, limit, after, _lobby_entry)
+            return lobby.page(self.store, games, limit, after,
+                              lambda meta: _lobby_entry(self.game(meta.game), meta))
 
     # --- view --------------------------------------------------------------
     @_store_faults
@@ -585,9 +586,10 @@ def view_of(game: Game, meta: Meta, snap: Snapshot, viewer: Viewer) -> dict[str,
             "status": view["status"], "viewer": viewer.to_json(), **view, "deadline": dict(snap.deadline)}
 
 
-def _lobby_entry(meta: Meta) -> dict[str, Any]:
-    """One match of a lobby page."""
-    return {"match_id": meta.match_id, "game": meta.game, "options": meta.options, "seats": seats.table(meta),
+def _lobby_entry(game: Game, meta: Meta) -> dict[str, Any]:
+    """One match of a lobby page (unfinished: secret options hidden)."""
+    return {"match_id": meta.match_id, "game": meta.game, "options": game.public_options(meta.options),
+            "seats": seats.table(meta),
             "clock": None if meta.clock_ms is None else {"per_move_ms": meta.clock_ms},
             "created": lobby.created_at(meta)}
 
