@@ -79,7 +79,7 @@ def match_plans(draw: st.DrawFn, game: Game) -> dict[str, Any]:
         kind = draw(st.sampled_from([o.type for o in game.options if o.type in (DECK, DECKS)]))
         deck = draw(st.permutations(game.canonical_deck(resolved)))
         options["deck" if kind == DECK else "decks"] = deck if kind == DECK else [deck]
-    bot = n >= 3 and draw(st.booleans())
+    bot = n >= 3 or draw(st.booleans())
     return {"n": n, "seed": seed, "options": options, "bot": bot, "moves": draw(st.randoms())}
 
 
