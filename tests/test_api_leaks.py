@@ -59,7 +59,8 @@ def _game(game_id: str) -> Game:
 
 @st.composite
 def match_plans(draw: st.DrawFn, game: Game) -> dict[str, Any]:
-    """Players, seed and options of one match, from the game's catalogue."""
+    """Players, seed and options of one match, from the game's catalogue,
+    whether seat n−1 is a server bot, and the random source of the moves."""
     n = draw(st.integers(game.min_players, min(game.max_players, 4)))
     options: dict[str, Any] = {}
     for option in game.options:
@@ -119,13 +120,14 @@ class Judge:
         assert r.status == 201, r
         self.created = r.json
         self.id, self.admin = self.created["match_id"], self.created["admin_token"]
-        resolved = game.create([f"p{i}" for i in range(n)], plan["seed"], plan["options"])[2]
+        start, _, resolved = game.create([f"p{i}" for i in range(n)], plan["seed"], plan["options"])
         self.model: Model = model_for(game, n, resolved)
         self.secrets = [v for o in game.options if o.secret and (v := plan["options"].get(o.name)) is not None]
         self.decks = [d for v in self.secrets for d in ([v] if isinstance(v[0], str) else v) if len(d) >= 10]
         self.tokens: dict[int, str] = {s["seat"]: s["token"] for s in self.created["seats"] if "token" in s}
         self.admin_events: list[dict[str, Any]] = []
-        self.states = {0: game.create([f"p{i}" for i in range(n)], plan["seed"], plan["options"])[0]}
+        #: the engine's state at each version, replayed from the admin's record
+        self.states = {0: start}
         self.judged_bot_calls = 0
         #: the last version every viewer was judged at
         self.judged = -1
@@ -310,6 +312,16 @@ def test_no_viewer_reads_more_than_the_rules_allow(embedded_api: Api, monkeypatc
 
     run()
     assert sum(len(j.admin_events) for j in judged) > 10
+
+
+def test_a_bot_is_judged(embedded_api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A match with a server bot: every decision's inputs and seed are judged."""
+    rng = random.Random(5)
+    plan = {"n": 3, "seed": 77, "options": {"rounds": 1}, "bot": True, "moves": rng}
+    with bot_spy(monkeypatch) as calls:
+        judge = Judge(embedded_api, _game("biberbande"), plan, calls)
+        judge.play()
+    assert calls and judge.judged_bot_calls == len(calls)
 
 
 def test_bot_seed_is_one_way() -> None:
