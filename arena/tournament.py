@@ -13,7 +13,6 @@ Scheduling (all from the tournament seed, so a run can be repeated):
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
 import random
 import threading
@@ -26,20 +25,18 @@ from pathlib import Path
 import orjson
 from tqdm import tqdm
 
+import bots
 from bots import bot_class
 
 from .client import DEFAULT_URL, JSON, LodgeClient
 from .entrants import Entrant
 from .referee import MAX_CLOCK, MIN_CLOCK, MatchOutcome, MatchPlan, Referee
 
-SEED_BITS = 63
-
 
 def derive_seed(*parts: object) -> int:
-    """A 63-bit seed from the tournament seed and a position in it; the same
-    on every machine (SHA-256, not ``hash()``)."""
-    digest = hashlib.sha256(":".join(["lodge-arena", *map(str, parts)]).encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> (64 - SEED_BITS)
+    """A 63-bit seed from the tournament seed and a position in it
+    (:func:`bots.derive_seed`)."""
+    return bots.derive_seed("lodge-arena", *parts)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ through :mod:`arena.entrants` instead); the service plays bot seats with them
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 
 from .base import Bot, Move, View
@@ -40,16 +41,25 @@ def make_bot(kind: str, game: str, seat: int, seed: int) -> Bot:
     return bot_class(kind, game)(game, seat, seed)
 
 
-#: Multiplier of :func:`decision_seed` (a prime: seeds of two matches' decisions
-#: do not line up).
-SEED_STEP = 1_000_003
+#: Bits of a derived seed (:func:`derive_seed`): a valid match seed.
+SEED_BITS = 63
 
 
-def decision_seed(match_seed: int, version: int) -> int:
-    """The seed of a server bot's decision at ``version``: from the match
-    seed and the version only (integer arithmetic, no ``hash()``), so the
-    same match replays identically on every machine."""
-    return match_seed * SEED_STEP + version
+def derive_seed(domain: str, *parts: object) -> int:
+    """A 63-bit seed from ``parts`` (secrets among them), separated by
+    ``domain``: the first bits of SHA-256 over ``domain:part:…``, the same on
+    every machine (no ``hash()``).  One way: the seed tells nothing from
+    which the parts follow, so a secret part (a match seed) stays secret."""
+    digest = hashlib.sha256(":".join([domain, *map(str, parts)]).encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> (64 - SEED_BITS)
+
+
+def decision_seed(match_seed: int, game: str, seat: int, version: int) -> int:
+    """The seed of a server bot's decision at ``version``: keyed by the match
+    seed through :func:`derive_seed`, so the same match replays identically
+    while the bot cannot work the match seed (and so every shuffle) out of
+    its own seed."""
+    return derive_seed("lodge-bot", match_seed, game, seat, version)
 
 
 def decide(kind: str, game: str, seat: int, match_seed: int, version: int,
@@ -59,4 +69,4 @@ def decide(kind: str, game: str, seat: int, match_seed: int, version: int,
     seat's view (what ``GET`` returns to that seat) and its legal moves.
     It remembers nothing but what the view carries (``known`` with
     ``recall: "perfect"``)."""
-    return make_bot(kind, game, seat, decision_seed(match_seed, version)).choose(view, moves)
+    return make_bot(kind, game, seat, decision_seed(match_seed, game, seat, version)).choose(view, moves)

@@ -113,6 +113,9 @@ def seat_viewer(seat: int) -> Viewer:
 # --------------------------------------------------------------------------
 INT, BOOL, STRING, DECK, DECKS, PERMUTATION = "int", "bool", "string", "deck", "decks", "permutation"
 OPTION_TYPES = (INT, BOOL, STRING, DECK, DECKS, PERMUTATION)
+#: What a non-admin reads in place of a secret option that was given
+#: (:meth:`Game.public_options`)
+HIDDEN_OPTION = "hidden"
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,9 @@ class Option:
     ``default`` is a value, or a function of the player count (then
     ``default_doc`` says it in words for the catalogue).  A ``permutation``
     option must order exactly the tokens of ``items`` (e.g. 13 Beavers' fish).
+    A ``secret`` option fixes hidden order (a deck, a pond): it is as secret
+    as the seed, shown only to the admin until the match is finished
+    (:meth:`Game.public_options`).
     """
 
     name: str
@@ -133,6 +139,7 @@ class Option:
     items: tuple[str, ...] | None = None
     description: str = ""
     default_doc: str | None = None
+    secret: bool = False
 
     def default_for(self, players: int) -> Any:
         return self.default(players) if callable(self.default) else self.default
@@ -168,13 +175,13 @@ def first_seat_option() -> Option:
 
 
 def deck_option(description: str = "explicit draw order for round 1 (first element drawn first)") -> Option:
-    return Option("deck", DECK, None, description=description)
+    return Option("deck", DECK, None, description=description, secret=True)
 
 
 def decks_option() -> Option:
     return Option("decks", DECKS, None,
                   description="one draw order per round (decks[r-1] is round r); later rounds are "
-                              "shuffled from the seed; not together with deck")
+                              "shuffled from the seed; not together with deck", secret=True)
 
 
 _TYPE_WORDS = {INT: "an integer", BOOL: "true or false", STRING: "a string", DECK: "a list of card ids",
@@ -673,6 +680,15 @@ class Game:
         return {"id": self.id, "title": self.title, "summary": self.summary,
                 "min_players": self.min_players, "max_players": self.max_players,
                 "options": [o.to_json() for o in self.options]}
+
+    def public_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Resolved ``options`` as a non-admin may read them before the match
+        ends: a secret option (:attr:`Option.secret`) that was given reads
+        :data:`HIDDEN_OPTION`, one left out stays null (its order comes from
+        the seed); an option the game does not declare counts as secret."""
+        public = {o.name for o in self.options if not o.secret}
+        return {name: value if name in public or value is None else HIDDEN_OPTION
+                for name, value in options.items()}
 
     def create(self, names: list[str], seed: int, options: Any) -> tuple[State, list[Event], dict[str, Any]]:
         """Validate and set up a match; returns state, setup events and the

@@ -558,10 +558,10 @@ class ThirteenBeavers(Game):
         deck_option("explicit draw order of the 52 cards (TB-1.1); deck[0] is turned face up first"),
         Option("fish", PERMUTATION, None, items=FISH,
                description='pond order, first caught first: a permutation of "turbo"×3, '
-                           '"vision"×3, "stinky"×2 (TB-1.2); default: seeded shuffle'),
+                           '"vision"×3, "stinky"×2 (TB-1.2); default: seeded shuffle', secret=True),
         Option("wolves", PERMUTATION, None, items=WOLVES,
                description='cave order, first revealed first: a permutation of "awake"×4, '
-                           '"asleep"×1 (TB-1.2); default: seeded shuffle'),
+                           '"asleep"×1 (TB-1.2); default: seeded shuffle', secret=True),
         first_seat_option(),
         Option("board", STRING, "standard", choices=tuple(BOARDS),
                description="river layout: standard (Paradise 30) or short (Paradise 12)"),

@@ -19,12 +19,16 @@ every step:
 * every emitted event type is declared in ``game.events``; each viewer's copy
   of an event has the admin's keys and differs only by nulls; redaction never
   mutates the event;
+* the independent knowledge model (tests/knowledge.py) judges every viewer's
+  view and events by value, wherever a card sits (so a key the admin has too
+  cannot carry another seat's hidden card);
 * the seats in ``to_act`` have legal moves, the others none; every listed
   move (a sample per step, sent as JSON with a label) is accepted by ``play``;
   once finished nobody acts and ``play`` refuses;
 * random play finishes within :data:`MOVE_BOUND` moves.
 
-The catalogue entry of each game is checked for well-formed options.
+The catalogue entry of each game is checked for well-formed options; every
+option that fixes hidden order is secret, and hidden from non-admins.
 """
 from __future__ import annotations
 
@@ -44,6 +48,7 @@ from engine.core import (
     DECK,
     DECKS,
     FINISHED,
+    HIDDEN_OPTION,
     INT,
     OPTION_TYPES,
     PERMUTATION,
@@ -56,6 +61,7 @@ from engine.core import (
     seeded_shuffle,
     validate_options,
 )
+from tests.knowledge import Model, judge_events, judge_view, model_for
 from tests.playout import viewers
 
 GAMES = list(REGISTRY)
@@ -177,6 +183,19 @@ def check_events(game: Game, events: list[dict[str, Any]], n: int) -> None:
         assert orjson.dumps(event) == before, f"redacting {event['type']!r} changed the event"
 
 
+def check_knowledge(game: Game, model: Model, state: dict[str, Any], events: list[dict[str, Any]], n: int) -> None:
+    """What each non-admin viewer reads of the step's events and of the view,
+    judged by the knowledge model after it learnt the events."""
+    for event in events:
+        model.learn(event)
+    admin = game.view(state, ADMIN_VIEWER)
+    for viewer in viewers(n):
+        if not viewer.is_admin:
+            where = f"{game.id} {viewer.role}{viewer.seat}"
+            judge_events(model, game.redact_events(events, viewer), events, viewer.seat, where)
+            judge_view(model, game.view(state, viewer), admin, viewer.seat, where)
+
+
 # --------------------------------------------------------------------------
 # Moves.
 # --------------------------------------------------------------------------
@@ -254,6 +273,7 @@ def test_random_play_conforms(game: Game, n: int, seed: int, data: st.DataObject
     names = [f"p{i}" for i in range(n)]
     state, events, resolved = game.create(names, seed, options)
     recall = resolved.get("recall", "perfect")
+    model = model_for(game, n, resolved)
     assert same_json(game.create(names, seed, resolved)[:2], (state, events)), "creation is not deterministic"
     log: list[tuple[bytes, bytes]] = []
     moves: list[tuple[int, dict[str, Any]]] = []
@@ -264,6 +284,7 @@ def test_random_play_conforms(game: Game, n: int, seed: int, data: st.DataObject
         loaded = orjson.loads(snapshot)
         check_events(game, events, n)
         check_views(game, state, n, recall)
+        check_knowledge(game, model, state, events, n)
         for viewer in viewers(n):
             assert same_json(game.view(loaded, viewer), game.view(state, viewer)), "round trip changes a view"
         assert all(same_json(game.legal_moves(loaded, s), game.legal_moves(state, s)) for s in range(n))
@@ -337,3 +358,21 @@ def test_catalogue_entry_is_well_formed(game: Game):
     for n in range(game.min_players, game.max_players + 1):
         _, _, resolved = game.create([f"p{i}" for i in range(n)], 1, {})
         assert list(resolved) == names
+
+
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: g.id)
+def test_order_options_are_secret(game: Game):
+    """Issue 23: an option that fixes hidden order (a deck, a permutation) is
+    secret, and ``public_options`` (all a non-admin reads before the end)
+    shows a given one as ``"hidden"``, one left out as null, the others as given."""
+    for opt in game.options:
+        assert opt.secret == (opt.type in (DECK, DECKS, PERMUTATION)), f"{game.id}.{opt.name}"
+    n = game.min_players
+    resolved = validate_options(game, n, {})
+    shown = game.public_options(resolved)
+    assert shown == resolved, "nothing given, nothing hidden"
+    for opt in game.options:
+        if opt.type in (DECK, PERMUTATION):
+            items = game.canonical_deck(resolved) if opt.type == DECK else list(opt.items or ())
+            given_options = {**resolved, opt.name: items}
+            assert game.public_options(given_options) == {**resolved, opt.name: HIDDEN_OPTION}, opt.name

@@ -140,7 +140,8 @@ class Lodge(Access):
         games = [self.game(game_id).id] if game_id is not None else [g.id for g in self.registry]
         after = lobby.decode_cursor(cursor)
         with self.store.budget():
-            return lobby.page(self.store, games, limit, after, _lobby_entry)
+            return lobby.page(self.store, games, limit, after,
+                              lambda meta: _lobby_entry(self.game(meta.game), meta))
 
     # --- view --------------------------------------------------------------
     @store_faults
@@ -248,9 +249,10 @@ class Lodge(Access):
 
 
 
-def _lobby_entry(meta: Meta) -> dict[str, Any]:
-    """One match of a lobby page."""
-    return {"match_id": meta.match_id, "game": meta.game, "options": meta.options, "seats": seats.table(meta),
+def _lobby_entry(game: Game, meta: Meta) -> dict[str, Any]:
+    """One match of a lobby page (unfinished: secret options hidden)."""
+    return {"match_id": meta.match_id, "game": meta.game, "options": game.public_options(meta.options),
+            "seats": seats.table(meta),
             "clock": None if meta.clock_ms is None else {"per_move_ms": meta.clock_ms},
             "created": lobby.created_at(meta)}
 
