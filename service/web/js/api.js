@@ -40,7 +40,7 @@ export const api = {
     { token, body: { move, version }, headers: { "Idempotency-Key": newKey() } }),
   moveAs: (id, admin, move, seat, version) => call("POST", `${m(id)}/moves?seat=${seat}`,
     { token: admin, body: { move, version }, headers: { "Idempotency-Key": newKey() } }),
-  events: (id, after) => call("GET", `${m(id)}/events?after=${after}`),
+  events: (id, after, token) => call("GET", `${m(id)}/events?after=${after}`, { token }),
   record: (id, token) => call("GET", `${m(id)}/record`, { token }),
   seats: (id) => call("GET", `${m(id)}/seats`),
   claim: (id, seat, invite) => call("POST", `${m(id)}/seats/${seat}`, { body: invite ? { invite } : {} }),
