@@ -19,7 +19,9 @@ export async function call(method, path, { token, body, headers = {} } = {}) {
   if (body !== undefined) h["Content-Type"] = "application/json";
   let res;
   try {
-    res = await fetch(path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
+    // no-store: what a GET answers depends on the token, so the browser must never hand one
+    // caller's cached answer to another (a spectator's view to the seat that just joined)
+    res = await fetch(path, { method, headers: h, cache: "no-store", body: body === undefined ? undefined : JSON.stringify(body) });
   } catch (err) {
     throw new ApiError(0, { code: "network", detail: `Lost connection to the server (${err.message}).` });
   }
