@@ -77,6 +77,9 @@ def replay_to_the_end(d: Any, base: str, match_id: str) -> dict[str, Any]:
     _, record = browser.http_json("GET", f"{base}/v1/matches/{match_id}/record")
     d.get(f"{base}/play#/replay/{match_id}")
     wait_for(d, lambda drv: step(drv) == 0)
+    # the stepper's icons are SVG (stock Chromium has no glyph for ⏮ and ⏭)
+    assert d.execute_script("""return [...document.querySelectorAll('.stepper button')]
+        .every(b => b.querySelector('svg') && b.querySelector('svg').getBoundingClientRect().width > 0 && !b.textContent.trim())""")
     d.find_element(By.CSS_SELECTOR, "button[aria-label='End']").click()
     wait_for(d, lambda drv: step(drv) == len(record["moves"]) or not drv.find_element(By.ID, "notice").get_attribute("hidden"),
              timeout=120)
@@ -209,4 +212,6 @@ def test_end_screen_shows_every_revealed_card_and_explains_the_result(driver: An
         assert all(f"= {v}" in ending for v in r["values"])
     elif game == "biberbande":
         assert faces == [v for p in view["players"] for v in p["display"]]
+    elif game == "mein-lieber-biber":  # the rings' path is drawn
+        assert driver.find_elements(By.CSS_SELECTOR, ".spiral polyline.path")
     assert not driver.find_elements(By.CSS_SELECTOR, ".seat-panel .card.back") or game == "mein-lieber-biber"
