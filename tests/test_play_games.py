@@ -106,7 +106,8 @@ def play_to_the_end(d: Any, base: str, match_id: str, game: str, other: str | No
             break
         if state["moves"]:
             if game == "mein-lieber-biber":  # a play says where the beaver lands (MLB-4.4 a)
-                labels = d.execute_script("return [...document.querySelectorAll('#moves button.move')].map(b => b.textContent)")
+                labels = d.execute_script(
+                    "return [...document.querySelectorAll('#moves button.move')].map(b => b.textContent)")
                 assert all(" → " in text for text in labels if text.startswith("Play ")), labels
             if not click_a_move(d, rng):
                 continue

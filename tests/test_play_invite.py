@@ -74,7 +74,6 @@ def test_lost_invite_link_is_shown_again_and_a_wrong_one_explained(driver: Any, 
     link = wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "input.invite"))[0].get_attribute("value")
     driver.find_element(By.ID, "go-match").click()
     wait_for(driver, lambda d: page_state(d)["version"] >= 0)
-    match_id = driver.current_url.rsplit("/", 1)[1]
     driver.refresh()
     again = wait_for(driver, lambda d: d.execute_script(
         "return [...document.querySelectorAll('#invites input.invite')].map(i => i.value)"))
@@ -87,7 +86,8 @@ def test_lost_invite_link_is_shown_again_and_a_wrong_one_explained(driver: Any, 
         stranger.find_element(By.ID, "spectate").click()
         wait_for(stranger, lambda d: "You are watching as a spectator" in d.find_element(By.CSS_SELECTOR, ".who").text)
         stranger.get(link)  # the right link claims the seat
-        wait_for(stranger, lambda d: "#/match/" in d.current_url and "You play" in d.find_element(By.CSS_SELECTOR, ".who").text)
+        wait_for(stranger, lambda d: "#/match/" in d.current_url
+                 and "You play" in d.find_element(By.CSS_SELECTOR, ".who").text)
     driver.refresh()
     wait_for(driver, lambda d: page_state(d)["version"] >= 0)
     assert not driver.find_elements(By.ID, "invites")

@@ -78,11 +78,11 @@ def replay_to_the_end(d: Any, base: str, match_id: str) -> dict[str, Any]:
     d.get(f"{base}/play#/replay/{match_id}")
     wait_for(d, lambda drv: step(drv) == 0)
     # the stepper's icons are SVG (stock Chromium has no glyph for ⏮ and ⏭)
-    assert d.execute_script("""return [...document.querySelectorAll('.stepper button')]
-        .every(b => b.querySelector('svg') && b.querySelector('svg').getBoundingClientRect().width > 0 && !b.textContent.trim())""")
+    assert d.execute_script("""return [...document.querySelectorAll('.stepper button')].every(b =>
+        b.querySelector('svg') && b.querySelector('svg').getBoundingClientRect().width > 0 && !b.textContent.trim())""")
     d.find_element(By.CSS_SELECTOR, "button[aria-label='End']").click()
-    wait_for(d, lambda drv: step(drv) == len(record["moves"]) or not drv.find_element(By.ID, "notice").get_attribute("hidden"),
-             timeout=120)
+    wait_for(d, lambda drv: step(drv) == len(record["moves"])
+             or not drv.find_element(By.ID, "notice").get_attribute("hidden"), timeout=120)
     assert step(d) == len(record["moves"]), d.find_element(By.ID, "notice").text
     result = d.find_element(By.ID, "result")
     assert result.get_attribute("data-winners") == ",".join(map(str, record["result"]["winners"]))
@@ -90,7 +90,8 @@ def replay_to_the_end(d: Any, base: str, match_id: str) -> dict[str, Any]:
     return record
 
 
-def play_out(base: str, match_id: str, tokens: dict[int, str], rng: random.Random, resign: tuple[int, int] | None = None) -> None:
+def play_out(base: str, match_id: str, tokens: dict[int, str], rng: random.Random,
+             resign: tuple[int, int] | None = None) -> None:
     """Random legal moves over HTTP by the seats in ``tokens`` (others are bots) until the match
     ends; with ``resign`` = (version, seat), that seat resigns once the match reaches that version."""
     match = f"{base}/v1/matches/{match_id}"
@@ -99,13 +100,15 @@ def play_out(base: str, match_id: str, tokens: dict[int, str], rng: random.Rando
         if view["status"] != "active":
             return
         if resign and view["version"] >= resign[0]:
-            assert browser.http_json("POST", f"{match}/moves", {"move": {"type": "resign"}}, token=tokens[resign[1]])[0] == 200
+            resignation = {"move": {"type": "resign"}}
+            status, _ = browser.http_json("POST", f"{match}/moves", resignation, token=tokens[resign[1]])
+            assert status == 200
             resign = None
             continue
         seat = view["to_act"][0]
         _, legal = browser.http_json("GET", f"{match}/legal-moves", token=tokens[seat])
-        status, _ = browser.http_json("POST", f"{match}/moves", {"move": rng.choice(legal["moves"]), "version": view["version"]},
-                                      token=tokens[seat])
+        move = {"move": rng.choice(legal["moves"]), "version": view["version"]}
+        status, _ = browser.http_json("POST", f"{match}/moves", move, token=tokens[seat])
         assert status == 200
     raise AssertionError("the match did not end")
 
@@ -132,11 +135,14 @@ def test_replay_of_a_resigned_match_with_a_bot_and_a_seat_claimed_later(driver: 
         "options": {"rounds": 1, "turn_limit": 6}})
     assert status == 201
     match_id = created["match_id"]
-    status, claimed = browser.http_json("POST", f"{live_server}/v1/matches/{match_id}/seats/2", {"invite": created["invite"]})
+    status, claimed = browser.http_json("POST", f"{live_server}/v1/matches/{match_id}/seats/2",
+                                        {"invite": created["invite"]})
     assert status == 201
-    play_out(live_server, match_id, {0: created["seats"][0]["token"], 2: claimed["token"]}, random.Random(3), resign=(4, 2))
+    tokens = {0: created["seats"][0]["token"], 2: claimed["token"]}
+    play_out(live_server, match_id, tokens, random.Random(3), resign=(4, 2))
     record = replay_to_the_end(driver, live_server, match_id)
-    assert any(m.get("by") == "resigned" for m in record["moves"]) and any(m.get("by") == "bot" for m in record["moves"])
+    by = {m.get("by") for m in record["moves"]}
+    assert {"resigned", "bot"} <= by
 
 
 def test_replay_of_a_match_ended_by_the_clock(driver: Any, live_server: str):
@@ -199,7 +205,8 @@ def test_end_screen_shows_every_revealed_card_and_explains_the_result(driver: An
     play_out(live_server, created["match_id"], dict(enumerate(s["token"] for s in created["seats"])), random.Random(4))
     _, view = browser.http_json("GET", f"{live_server}/v1/matches/{created['match_id']}")
     driver.get(f"{live_server}/play#/watch/{created['match_id']}")
-    ending = wait_for(driver, lambda d: d.execute_script("const e = document.getElementById('ending'); return e && e.innerText"))
+    ending = wait_for(driver, lambda d: d.execute_script(
+        "const e = document.getElementById('ending'); return e && e.innerText"))
     for p in view["players"]:
         assert p["name"] in ending and str(view["scores"][p["seat"]]) in ending, ending
     assert "[" not in ending and "{" not in ending  # words, not JSON

@@ -68,7 +68,7 @@ export function render(view) {
   return h("div", { class: "board mlb" },
     h("section", { class: "table", "aria-label": "Raft" }, spiral(b), tilt(b),
       h("div", { class: "piles" }, piles, h("p", { class: "info" }, `Supply: ${b.supply} sticks`,
-        b.last_play ? ` · last: ${seatName(view, b.last_play.seat)} moved ${b.last_play.beaver} ${where(b.last_play.from)} → ${where(b.last_play.to)}` : "",
+        b.last_play ? ` · last: ${seatName(view, b.last_play.seat)} moved the ${b.last_play.beaver} beaver from ${where(b.last_play.from)} to ${where(b.last_play.to)}` : "",
         b.last_round_end ? ` · round ${b.last_round_end.round} ended: ${b.last_round_end.reason}` : ""))),
     h("div", { class: "seats" }, hands));
 }
