@@ -34,7 +34,6 @@ export function matchPage(main, id, { spectate = false } = {}) {
   }
 
   function draw() {
-    if (page.closed) return;  // another page took over (a late answer must not draw over it)
     const view = page.view;
     const me = view.viewer.seat;
     const moves = h("section", { class: "moves", "aria-label": "Your moves", id: "moves" },
