@@ -222,3 +222,5 @@ def test_end_screen_shows_every_revealed_card_and_explains_the_result(driver: An
     elif game == "mein-lieber-biber":  # the rings' path is drawn
         assert driver.find_elements(By.CSS_SELECTOR, ".spiral polyline.path")
     assert not driver.find_elements(By.CSS_SELECTOR, ".seat-panel .card.back") or game == "mein-lieber-biber"
+    browser.ARTIFACTS.mkdir(exist_ok=True)
+    assert driver.save_screenshot(str(browser.ARTIFACTS / f"play-{game}-end.png"))

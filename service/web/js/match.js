@@ -36,7 +36,7 @@ export function matchPage(main, id, { spectate = false } = {}) {
   function draw() {
     const view = page.view;
     const me = view.viewer.seat;
-    const moves = h("section", { class: "moves", "aria-label": "Your moves", id: "moves" },
+    const moves = view.status === "finished" ? null : h("section", { class: "moves", "aria-label": "Your moves", id: "moves" },
       h("h2", {}, me === null ? "Spectating" : page.legal.length ? "Your move" : view.status === "active" ? "Waiting for the others…" : "Moves"),
       page.legal.map((mv, i) => h("button", { type: "button", class: "move", "data-move": i, disabled: page.busy,
         onclick: () => play(mv) }, label(mv, view))),
