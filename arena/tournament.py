@@ -32,11 +32,11 @@ from .client import DEFAULT_URL, JSON, LodgeClient
 from .entrants import Entrant
 from .referee import MAX_CLOCK, MIN_CLOCK, MatchOutcome, MatchPlan, Referee
 
-SEED_BITS = 63
+SEED_BITS = 53  # match seeds are 0 … 2^53−1 (api.md 1.2)
 
 
 def derive_seed(*parts: object) -> int:
-    """A 63-bit seed from the tournament seed and a position in it; the same
+    """A 53-bit seed from the tournament seed and a position in it; the same
     on every machine (SHA-256, not ``hash()``)."""
     digest = hashlib.sha256(":".join(["lodge-arena", *map(str, parts)]).encode()).digest()
     return int.from_bytes(digest[:8], "big") >> (64 - SEED_BITS)
