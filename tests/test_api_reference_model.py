@@ -269,5 +269,5 @@ def test_api_matches_reference_model_many(embedded_api: Api):
         options = {"rounds": rng.randint(1, 3), "first_seat": rng.randrange(n), "turn_limit": rng.randint(1, 15)}
         if rng.random() < 0.3:
             options["recall"] = "none"
-        test_api_matches_reference_model(embedded_api, n, rng.getrandbits(63), options,
+        test_api_matches_reference_model(embedded_api, n, rng.getrandbits(53), options,
                                          rng.choice([0.0, 0.1, 0.5]), rng.choice([0.3, 0.7, 0.95]))
