@@ -32,11 +32,13 @@ from .client import DEFAULT_URL, JSON, LodgeClient
 from .entrants import Entrant
 from .referee import MAX_CLOCK, MIN_CLOCK, MatchOutcome, MatchPlan, Referee
 
+SEED_BITS = 53  # match seeds are 0 … 2^53−1 (api.md 1.2)
+
 
 def derive_seed(*parts: object) -> int:
-    """A 63-bit seed from the tournament seed and a position in it
+    """A 53-bit seed from the tournament seed and a position in it
     (:func:`bots.derive_seed`)."""
-    return bots.derive_seed("lodge-arena", *parts)
+    return bots.derive_seed("lodge-arena", *parts, bits=SEED_BITS)
 
 
 @dataclass(frozen=True)

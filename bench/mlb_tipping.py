@@ -49,7 +49,7 @@ def main() -> None:
         rng = random.Random(f"mlb-tipping:{args.seed}:{players}")
         counts: Counter = Counter()
         for _match in range(args.matches):
-            counts.update(round_endings(game, players, rng.getrandbits(63), args.threshold, rng))
+            counts.update(round_endings(game, players, rng.getrandbits(53), args.threshold, rng))
         total += counts
         report(f"{players} players", counts)
     report("all", total)

@@ -45,13 +45,13 @@ def make_bot(kind: str, game: str, seat: int, seed: int) -> Bot:
 SEED_BITS = 63
 
 
-def derive_seed(domain: str, *parts: object) -> int:
-    """A 63-bit seed from ``parts`` (secrets among them), separated by
+def derive_seed(domain: str, *parts: object, bits: int = SEED_BITS) -> int:
+    """A ``bits``-bit seed from ``parts`` (secrets among them), separated by
     ``domain``: the first bits of SHA-256 over ``domain:part:…``, the same on
     every machine (no ``hash()``).  One way: the seed tells nothing from
     which the parts follow, so a secret part (a match seed) stays secret."""
     digest = hashlib.sha256(":".join([domain, *map(str, parts)]).encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> (64 - SEED_BITS)
+    return int.from_bytes(digest[:8], "big") >> (64 - bits)
 
 
 def decision_seed(match_seed: int, game: str, seat: int, version: int) -> int:

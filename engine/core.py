@@ -271,7 +271,7 @@ def _check_decks(game: Game, decks: Any, options: dict[str, Any]) -> list[list[s
 # --------------------------------------------------------------------------
 # Deterministic randomness: only from the seed, never global state.
 # --------------------------------------------------------------------------
-SEED_MAX = 2**63 - 1
+SEED_MAX = 2**53 - 1  # every JSON client (JavaScript numbers) reads it exactly
 
 
 def seeded_shuffle(items: Iterable[str], key: str) -> list[str]:

@@ -158,9 +158,9 @@ def test_bb_2_2_invalid_options(players, options):
         G.create([f"p{i}" for i in range(players)], 1, options)
 
 
-@pytest.mark.parametrize("seed", [-1, 2**63, True, "1"])
+@pytest.mark.parametrize("seed", [-1, 2**53, 2**63, True, "1"])
 def test_bb_2_1_seed_range(seed):
-    """BB-2.1: seed is an integer 0…2^63−1."""
+    """BB-2.1: seed is an integer 0…2^53−1."""
     with pytest.raises(InvalidOptions):
         G.create(["a", "b"], seed, {})
 

@@ -91,6 +91,7 @@ def test_docs_render_offline(driver: Any, live_server: str, path: str):
     from selenium.webdriver.support.ui import WebDriverWait
 
     browser.requested_urls(driver)  # drop the log so far
+    driver.get_log("browser")
     driver.get(live_server + path)
     WebDriverWait(driver, WAIT).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".opblock")) >= 10)
     summaries = [e.text for e in driver.find_elements(By.CSS_SELECTOR, ".opblock-summary-path")]
@@ -101,6 +102,18 @@ def test_docs_render_offline(driver: Any, live_server: str, path: str):
     foreign = [u for u in [*resources, *browser.requested_urls(driver)]
                if not u.startswith(live_server) and not u.startswith("data:")]
     assert not foreign, f"the docs asked another host: {foreign}"
+    errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors  # e.g. no missing favicon
     browser.ARTIFACTS.mkdir(exist_ok=True)
     name = "docs.png" if path == "/docs" else "docs-slash.png"
     assert driver.save_screenshot(str(browser.ARTIFACTS / name))
+
+
+def test_favicon_is_served(live_server: str):
+    """/favicon.ico (asked for by pages without an icon link, /docs) and the icon /play links."""
+    import urllib.request
+
+    for path in ("/favicon.ico", "/play/favicon.svg"):
+        with urllib.request.urlopen(live_server + path, timeout=10) as response:
+            assert response.headers["Content-Type"].startswith("image/svg+xml")
+            assert response.read().startswith(b"<svg")

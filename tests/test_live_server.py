@@ -56,7 +56,7 @@ def _check_finished(api: Api, m: Match, final: dict) -> None:
 def test_live_bot_plays_whole_match(live_api: Api, n, options, knock_bias):
     """A random bot using only the contract plays whole matches; with knocks
     rare the rounds run long (reshuffles BB-3.6, turn limit BB-4.9)."""
-    m = live_api.create(n, seed=random.Random(n).getrandbits(63), options=options or None)
+    m = live_api.create(n, seed=random.Random(n).getrandbits(53), options=options or None)
     final = play_random(m, random.Random(1000 + n), knock_bias=knock_bias)
     _check_finished(live_api, m, final)
     if knock_bias is not None:
@@ -92,7 +92,7 @@ def test_live_bot_plays_every_game(live_api: Api, game, n, options):
     contract, fewest and most players: a random bot plays whole matches; the result
     places every seat once, anyone reads the finished match's record, and the
     record replays into the identical final state."""
-    m = live_api.create(n, game=game, seed=random.Random(game).getrandbits(63), options=options)
+    m = live_api.create(n, game=game, seed=random.Random(game).getrandbits(53), options=options)
     final = play_random(m, random.Random(n))
     result = final["result"]
     assert final["status"] == "finished" and final["to_act"] == []

@@ -105,6 +105,10 @@ def play_to_the_end(d: Any, base: str, match_id: str, game: str, other: str | No
         if state["result"]:
             break
         if state["moves"]:
+            if game == "mein-lieber-biber":  # a play says where the beaver lands (MLB-4.4 a)
+                labels = d.execute_script(
+                    "return [...document.querySelectorAll('#moves button.move')].map(b => b.textContent)")
+                assert all(" → " in text for text in labels if text.startswith("Play ")), labels
             if not click_a_move(d, rng):
                 continue
             clicks += 1
@@ -138,8 +142,9 @@ def play_to_the_end(d: Any, base: str, match_id: str, game: str, other: str | No
     return final
 
 
-def fill_lobby(d: Any, base: str, game: str, kind: str) -> None:
-    """The lobby form: the game, one opponent of ``kind``, the short options; Create."""
+def fill_lobby(d: Any, base: str, game: str, kind: str, seed: str = "42", create: bool = True) -> None:
+    """The lobby form: the game, one opponent of ``kind``, the short options, ``seed`` ("" for
+    none: the server picks one); Create unless ``create`` is false."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
@@ -156,8 +161,9 @@ def fill_lobby(d: Any, base: str, game: str, kind: str) -> None:
         else:
             field.clear()
             field.send_keys(str(value))
-    d.find_element(By.ID, "seed").send_keys("42")
-    d.find_element(By.ID, "create").click()
+    d.find_element(By.ID, "seed").send_keys(seed)
+    if create:
+        d.find_element(By.ID, "create").click()
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -198,5 +204,52 @@ def test_phone_sized_screen(live_server: str):
         d.get(f"{live_server}/play#/watch/{created['match_id']}")
         wait_for(d, lambda drv: drv.find_elements(By.CSS_SELECTOR, ".castle"))
         assert d.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+        # on a phone the board comes before the move buttons
+        assert d.execute_script("""return document.querySelector('.board').getBoundingClientRect().bottom
+                                   <= document.getElementById('moves').getBoundingClientRect().top""")
         browser.ARTIFACTS.mkdir(exist_ok=True)
         assert d.save_screenshot(str(browser.ARTIFACTS / "play-phone.png"))
+
+
+def test_create_clicked_twice_creates_one_match(driver: Any, live_server: str):
+    """A double click on "Create match" posts one create: the button is off while it runs."""
+    fill_lobby(driver, live_server, "biberbande", "heuristic", create=False)
+    driver.execute_script("""
+        window.creates = 0;
+        const original = window.fetch;
+        window.fetch = (url, init) => {
+          if (String(url).endsWith('/v1/matches') && init && init.method === 'POST') window.creates += 1;
+          return original(url, init);
+        };
+        const button = document.getElementById('create');
+        button.click(); button.click();
+        document.getElementById('new-match').requestSubmit();""")
+    wait_for(driver, lambda d: "#/match/" in d.current_url)
+    assert driver.execute_script("return window.creates") == 1
+
+
+def test_event_log_after_reload_is_the_seats_own(driver: Any, live_server: str):
+    """After a reload the event log reads /events with the seat's token: the card seat 0 drew
+    shows in its log, where a spectator's events hold null."""
+    from selenium.webdriver.common.by import By
+
+    status, created = browser.http_json("POST", f"{live_server}/v1/matches", {
+        "game": "biberbande", "players": ["ana", "bo"], "seed": 42})
+    assert status == 201
+    match = f"{live_server}/v1/matches/{created['match_id']}"
+    token = created["seats"][0]["token"]
+    assert browser.http_json("POST", f"{match}/moves", {"move": {"type": "draw"}}, token=token)[0] == 200
+    _, own = browser.http_json("GET", f"{match}/events?after=0", token=token)
+    _, public = browser.http_json("GET", f"{match}/events?after=0")
+    drew = next(e for e in own["events"] if e["type"] == "drew")
+    assert drew["card"] is not None and next(e for e in public["events"] if e["type"] == "drew")["card"] is None
+    driver.get(f"{live_server}/play")
+    driver.execute_script("localStorage.setItem(arguments[0], arguments[1])", f"lodge:match:{created['match_id']}",
+                          json.dumps({"token": token, "game": "biberbande"}))
+    driver.get(f"{live_server}/play#/match/{created['match_id']}")
+    driver.refresh()  # a reload: the log is read again from /events
+    wait_for(driver, lambda d: "Events (" in d.find_element(By.CSS_SELECTOR, ".log summary").text
+             and not d.find_element(By.CSS_SELECTOR, ".log summary").text.startswith("Events (0"))
+    driver.find_element(By.CSS_SELECTOR, ".log summary").click()
+    log = driver.find_element(By.CSS_SELECTOR, ".log ol").text
+    assert f"card={drew['card']}" in log, log

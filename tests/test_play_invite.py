@@ -7,6 +7,8 @@ it; the first browser sees the friend's move arrive on its board without a reloa
 """
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests import browser
@@ -55,6 +57,40 @@ def test_invite_link_claimed_from_a_second_browser(live_server: str):
         friend.get(f"{live_server}/play")
         friend.get(link)
         wait_for(friend, lambda d: "already taken" in d.find_element(By.ID, "notice").text)
+        # a clear page with a way on, not "Claiming seat 1…"
+        assert "already taken" in wait_for(friend, lambda d: d.find_elements(By.ID, "bad-invite"))[0].text
+        assert friend.find_element(By.ID, "my-seat").get_attribute("href").endswith(f"#/match/{match_id}")
+        friend.find_element(By.ID, "spectate").click()
+        wait_for(friend, lambda d: "You are watching as a spectator" in d.find_element(By.CSS_SELECTOR, ".who").text)
+
+
+def test_lost_invite_link_is_shown_again_and_a_wrong_one_explained(driver: Any, live_server: str):
+    """The host's page keeps the match's invite: after a reload its match page shows each seat that
+    is still open with its link (the same as the lobby gave), until the seat is claimed.  A link
+    with a wrong invite gets a page that says so and offers to spectate."""
+    from selenium.webdriver.common.by import By
+
+    fill_lobby(driver, live_server, "biberbande", "open")
+    link = wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "input.invite"))[0].get_attribute("value")
+    driver.find_element(By.ID, "go-match").click()
+    wait_for(driver, lambda d: page_state(d)["version"] >= 0)
+    driver.refresh()
+    again = wait_for(driver, lambda d: d.execute_script(
+        "return [...document.querySelectorAll('#invites input.invite')].map(i => i.value)"))
+    assert again == [link]
+
+    with browser.chromium() as stranger:
+        stranger.get(link.rsplit("/", 1)[0] + "/not-the-invite")
+        page = wait_for(stranger, lambda d: d.find_elements(By.ID, "bad-invite"))[0]
+        assert "does not open seat 1" in page.text and not stranger.find_elements(By.ID, "my-seat")
+        stranger.find_element(By.ID, "spectate").click()
+        wait_for(stranger, lambda d: "You are watching as a spectator" in d.find_element(By.CSS_SELECTOR, ".who").text)
+        stranger.get(link)  # the right link claims the seat
+        wait_for(stranger, lambda d: "#/match/" in d.current_url
+                 and "You play" in d.find_element(By.CSS_SELECTOR, ".who").text)
+    driver.refresh()
+    wait_for(driver, lambda d: page_state(d)["version"] >= 0)
+    assert not driver.find_elements(By.ID, "invites")
 
 
 def test_public_match_joined_from_the_lobby(live_server: str):

@@ -19,7 +19,9 @@ export async function call(method, path, { token, body, headers = {} } = {}) {
   if (body !== undefined) h["Content-Type"] = "application/json";
   let res;
   try {
-    res = await fetch(path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
+    // no-store: what a GET answers depends on the token, so the browser must never hand one
+    // caller's cached answer to another (a spectator's view to the seat that just joined)
+    res = await fetch(path, { method, headers: h, cache: "no-store", body: body === undefined ? undefined : JSON.stringify(body) });
   } catch (err) {
     throw new ApiError(0, { code: "network", detail: `Lost connection to the server (${err.message}).` });
   }
@@ -40,7 +42,7 @@ export const api = {
     { token, body: { move, version }, headers: { "Idempotency-Key": newKey() } }),
   moveAs: (id, admin, move, seat, version) => call("POST", `${m(id)}/moves?seat=${seat}`,
     { token: admin, body: { move, version }, headers: { "Idempotency-Key": newKey() } }),
-  events: (id, after) => call("GET", `${m(id)}/events?after=${after}`),
+  events: (id, after, token) => call("GET", `${m(id)}/events?after=${after}`, { token }),
   record: (id, token) => call("GET", `${m(id)}/record`, { token }),
   seats: (id) => call("GET", `${m(id)}/seats`),
   claim: (id, seat, invite) => call("POST", `${m(id)}/seats/${seat}`, { body: invite ? { invite } : {} }),

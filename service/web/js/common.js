@@ -27,6 +27,13 @@ export function resultText(view) {
   return `${names.join(" and ")} ${names.length > 1 ? "win" : "wins"} · scores ${r.scores.join(" : ")}`;
 }
 
+// Words that explain the result (and the last round's scoring), from the game's board module.
+export function ending(view) {
+  const game = BOARDS[view.game];
+  const words = game && game.ending ? game.ending(view) : null;
+  return words && words.length ? h("div", { class: "ending", id: "ending" }, words.map((w) => h("p", {}, w))) : null;
+}
+
 export function status(view) {
   const acting = view.to_act.map((k) => seatName(view, k)).join(", ");
   return h("p", { class: "status", id: "status", "data-version": view.version, "data-status": view.status },

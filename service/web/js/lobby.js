@@ -11,6 +11,18 @@ export function inviteLink(id, seat, invite) {
   return `${location.origin}/play#/join/${id}/${seat}/${encodeURIComponent(invite || "public")}`;
 }
 
+// One row per open seat: its invite link, a Copy button (the lobby after create, the match page).
+export function inviteRows(id, open, invite) {
+  return open.map((st) => {
+    const field = h("input", { type: "text", readonly: true, value: inviteLink(id, st.seat, invite), class: "invite", "data-seat": st.seat,
+      "aria-label": `Invite link for seat ${st.seat} (${st.name})` });
+    return h("p", {}, h("label", {}, `Seat ${st.seat} (${st.name}): `, field), " ",
+      h("button", { type: "button", onclick: () => copy(field) }, `Copy link for seat ${st.seat}`));
+  });
+}
+
+const SEED_MAX = 2 ** 53 - 1;  // api.md 1.2: every JSON client reads a seed exactly
+
 export async function lobbyPage(main) {
   let catalogue;
   try { catalogue = (await api.games()).data.games; } catch (err) {
@@ -26,7 +38,8 @@ export async function lobbyPage(main) {
   const name = h("input", { id: "my-name", type: "text", value: localStorage.getItem("lodge:name") || "me", maxlength: 40, autocomplete: "nickname" });
   const clock = h("select", { id: "clock" }, CLOCKS.map(([v, t]) => h("option", { value: v }, t)));
   const pub = h("input", { id: "public", type: "checkbox" });
-  const seed = h("input", { id: "seed", type: "number", min: 0, placeholder: "random", inputmode: "numeric" });
+  const seed = h("input", { id: "seed", type: "number", min: 0, max: SEED_MAX, placeholder: "random", inputmode: "numeric" });
+  const createButton = h("button", { type: "submit", id: "create" }, "Create match");
   const created = h("section", { id: "created", "aria-live": "polite" });
 
   function optionInputs() {
@@ -63,6 +76,7 @@ export async function lobbyPage(main) {
 
   async function create(ev) {
     ev.preventDefault();
+    if (createButton.disabled) return;  // a second click (or Enter) while the first create is under way
     const g = byId[game.value];
     const opts = {};
     for (const el of options.querySelectorAll("[data-option]")) {
@@ -77,22 +91,22 @@ export async function lobbyPage(main) {
       return kind === "open" ? { name: n, open: true } : { name: n, bot: kind };
     })];
     const body = { game: g.id, players, options: opts };
-    if (seed.value !== "") body.seed = Number(seed.value);
+    if (seed.value !== "") {
+      body.seed = Number(seed.value);
+      if (!Number.isSafeInteger(body.seed) || body.seed < 0) { notify(`The seed is a whole number 0 … ${SEED_MAX}.`, "error"); return; }
+    }
     if (clock.value) body.clock = { per_move_ms: Number(clock.value) };
     if (pub.checked) body.public = true;
     let data;
-    try { data = (await api.create(body)).data; } catch (err) { notify(explain(err), "error"); return; }
-    seats.put(data.match_id, { token: data.seats[0].token, admin: data.admin_token, game: g.id });
+    createButton.disabled = true;
+    try { data = (await api.create(body)).data; } catch (err) { notify(explain(err), "error"); return; } finally { createButton.disabled = false; }
+    // the invite stays with this browser's entry: the match page shows it again for every open seat
+    seats.put(data.match_id, { token: data.seats[0].token, admin: data.admin_token, game: g.id, invite: data.invite });
     const open = data.seats.filter((st) => st.open);
     if (!open.length) { location.hash = `#/match/${data.match_id}`; return; }
     fill(created, h("h2", {}, "Invite your friends"),
-      h("p", {}, "Send each friend the link of a seat; opening it claims the seat."),
-      open.map((st) => {
-        const link = inviteLink(data.match_id, st.seat, data.invite);
-        const field = h("input", { type: "text", readonly: true, value: link, class: "invite", "data-seat": st.seat, "aria-label": `Invite link for seat ${st.seat} (${st.name})` });
-        return h("p", {}, h("label", {}, `Seat ${st.seat} (${st.name}): `, field), " ",
-          h("button", { type: "button", onclick: () => copy(field) }, `Copy link for seat ${st.seat}`));
-      }),
+      h("p", {}, "Send each friend the link of a seat; opening it claims the seat. The match page shows the links again while a seat is open."),
+      inviteRows(data.match_id, open, data.invite),
       h("p", {}, h("a", { href: `#/match/${data.match_id}`, id: "go-match", class: "button" }, "Go to the match")));
     created.querySelector("input").focus();
   }
@@ -135,7 +149,7 @@ export async function lobbyPage(main) {
       h("p", {}, h("label", { for: "clock" }, "Clock "), clock, " ", h("label", {}, pub, " list in the lobby (anyone may join)")),
       options,
       h("p", {}, h("label", { for: "seed" }, "Seed "), seed),
-      h("button", { type: "submit", id: "create" }, "Create match"), created),
+      createButton, created),
     h("section", { class: "panel", "aria-labelledby": "pub-h" }, h("h2", { id: "pub-h" }, "Public matches waiting for players"), publicList, more,
       h("button", { type: "button", onclick: () => list(true) }, "Refresh")),
     h("form", { class: "panel", onsubmit: open("watch"), "aria-labelledby": "watch-h" }, h("h2", { id: "watch-h" }, "Open a match by id"), watchId, " ",
@@ -154,7 +168,21 @@ export async function join(id, seat, invite, game) {
     location.hash = `#/match/${id}`;
   } catch (err) {
     notify(explain(err), "error", { sticky: true });
+    unusable(id, seat, err);
   }
+}
+
+// The page for an invite that cannot be used (taken, wrong, no such match): why, and where to go.
+function unusable(id, seat, err) {
+  const why = err.code === "seat_taken" ? `Seat ${seat} of match ${id} is already taken (or is no open seat): an invite link claims its seat once.`
+    : err.code === "forbidden" ? `This invite link does not open seat ${seat} of match ${id}: it is mistyped, cut short, or for another match.`
+      : err.status === 404 ? `There is no match ${id} (finished long ago, deleted, or a typo in the link).` : explain(err);
+  const mine = seats.get(id);
+  fill(document.getElementById("main"), h("section", { class: "panel", id: "bad-invite" },
+    h("h1", {}, "This invite cannot be used"), h("p", {}, why),
+    mine && mine.token ? h("p", {}, h("a", { href: `#/match/${id}`, class: "button", id: "my-seat" }, "Open your own seat in this match")) : null,
+    err.status === 404 ? null : h("p", {}, h("a", { href: `#/watch/${id}`, class: "button", id: "spectate" }, "Watch the match as a spectator")),
+    h("p", {}, h("a", { href: "#/" }, "Back to the lobby"))));
 }
 
 function copy(field) {

@@ -1,12 +1,13 @@
 // A match page: the caller's view (seat or spectator), live from the stream, moves as buttons.
 import { api, seats } from "./api.js";
 import { h, fill, seatName } from "./dom.js";
-import { board, label, resultText, status, notify, explain, eventText } from "./common.js";
+import { board, label, resultText, ending, status, notify, explain, eventText } from "./common.js";
+import { inviteRows } from "./lobby.js";
 
 export function matchPage(main, id, { spectate = false } = {}) {
   const held = spectate ? null : seats.get(id);
   const token = held && held.token;
-  const page = { id, token, view: null, legal: [], busy: false, es: null, lastEvent: -1, closed: false, log: [], conn: "connecting" };
+  const page = { id, token, view: null, legal: [], busy: false, es: null, lastEvent: -1, closed: false, log: [], conn: "connecting", open: [] };
   fill(main, h("p", {}, "Loading the match…"));
 
   async function refresh() {
@@ -35,7 +36,7 @@ export function matchPage(main, id, { spectate = false } = {}) {
   function draw() {
     const view = page.view;
     const me = view.viewer.seat;
-    const moves = h("section", { class: "moves", "aria-label": "Your moves", id: "moves" },
+    const moves = view.status === "finished" ? null : h("section", { class: "moves", "aria-label": "Your moves", id: "moves" },
       h("h2", {}, me === null ? "Spectating" : page.legal.length ? "Your move" : view.status === "active" ? "Waiting for the others…" : "Moves"),
       page.legal.map((mv, i) => h("button", { type: "button", class: "move", "data-move": i, disabled: page.busy,
         onclick: () => play(mv) }, label(mv, view))),
@@ -43,15 +44,19 @@ export function matchPage(main, id, { spectate = false } = {}) {
         onclick: () => { if (confirm("Resign this match? The server plays your seat from now on.")) play({ type: "resign" }); } },
       "Resign") : null);
     const result = view.result ? h("section", { class: "result", id: "result", role: "status", "data-winners": view.result.winners.join(",") },
-      h("h2", {}, "Result"), h("p", {}, resultText(view)),
+      h("h2", {}, "Result"), h("p", {}, resultText(view)), ending(view),
       h("a", { href: `#/replay/${id}` }, "Replay this match")) : null;
+    // the creator's invite links, again for every seat still open (kept in this browser)
+    const invites = page.open.length && view.status === "active" ? h("section", { class: "panel invites", id: "invites" },
+      h("h2", {}, "Seats still open"), h("p", {}, "Send each friend the link of a seat; opening it claims the seat."),
+      inviteRows(id, page.open, held.invite)) : null;
     const log = h("details", { class: "log" }, h("summary", {}, `Events (${page.log.length})`),
       h("ol", { reversed: true }, page.log.slice(-60).reverse().map((e) => h("li", {}, eventText(e, view)))));
     fill(main, 
       h("h1", {}, `${view.game} — match ${id}`),
       h("p", { class: "who" }, me === null ? "You are watching as a spectator." : `You play ${seatName(view, me)} (seat ${me}).`,
         " ", h("a", { href: `#/watch/${id}` }, "spectator link"), view.status === "finished" ? null : h("span", { id: "conn", class: "conn", "data-state": page.conn }, page.conn)),
-      status(view), clock(view), result, moves, board(view), log);
+      status(view), clock(view), result, invites, h("div", { class: "match-body" }, moves, board(view), log));
   }
 
   function clock(view) {
@@ -107,6 +112,7 @@ export function matchPage(main, id, { spectate = false } = {}) {
       page.streamed = data.version;
       if (data.version > page.lastEvent) addEvents(data.events);
       if (data.state) show(data.state, data.legal_moves);
+      if (page.open.length) openSeats().catch(() => {});
     });
     es.addEventListener("end", () => { es.close(); page.es = null; setConn("ended"); refresh(); });
     es.addEventListener("error", () => {
@@ -127,11 +133,19 @@ export function matchPage(main, id, { spectate = false } = {}) {
     if (el) { el.textContent = text; el.dataset.state = text; }
   }
 
+  // Which seats are still open, for a page that holds the match's invite (its creator's).
+  async function openSeats() {
+    if (!held || !held.invite || !page.view || page.view.status !== "active") return;
+    const open = (await api.seats(id)).data.seats.filter((st) => st.kind === "open");
+    if (open.length !== page.open.length) { page.open = open; draw(); }
+  }
+
   page.play = play;
   page.stop = () => { page.closed = true; if (page.es) page.es.close(); };
   refresh().then(() => {
     if (page.view && page.view.status === "active") connect(page.view.version);
-    if (page.view) api.events(id, -1).then(({ data }) => { page.log = []; page.lastEvent = -1; addEvents(data.events); draw(); }).catch(() => {});
+    openSeats().catch(() => {});
+    if (page.view) api.events(id, -1, token).then(({ data }) => { page.log = []; page.lastEvent = -1; addEvents(data.events); draw(); }).catch(() => {});
   });
   return page;
 }

@@ -44,3 +44,20 @@ export function describe(move, view) {
     default: return null;
   }
 }
+
+const sum = (cards) => `${cards.join(" + ")} = ${cards.reduce((a, c) => a + Number(c), 0)}`;
+
+function roundWords(view, r) {
+  const why = r.reason === "knock" ? `${seatName(view, r.knocker)} knocked`
+    : r.reason === "turn_limit" ? "the turn limit was reached" : "nobody could draw any more";
+  const points = r.displays.map((cards, k) => `${seatName(view, k)} ${sum(cards)} points`).join("; ");
+  return `Round ${r.round}: ${why}. Every display is revealed and scored by the sum of its four cards (BB-6.3): ${points}.`;
+}
+
+// The finished match in words: every round's displays and points, the totals, lowest wins (BB-6.5).
+export function ending(view) {
+  if (!view.result) return null;
+  const totals = view.players.map((p) => `${p.name} ${view.scores[p.seat]}`).join(", ");
+  return [...view.board.history.map((r) => roundWords(view, r)),
+    `Totals: ${totals}. The lowest total wins.`];
+}

@@ -13,8 +13,12 @@ function at(k) {
 
 function spiral(b) {
   const g = s("svg", { viewBox: `${-R - 20} ${-R - 20} ${2 * R + 40} ${2 * R + 40}`, class: "spiral", role: "img",
-    "aria-label": `Raft: ${Object.entries(b.beavers).map(([c, p]) => `${c} beaver on ${p === 0 ? "the middle" : p === 31 ? "the dam" : `ring ${p}`}`).join(", ")}` });
+    "aria-label": `Raft: ${Object.entries(b.beavers).map(([c, p]) => `${c} beaver on ${where(p)}`).join(", ")}` });
   g.append(s("circle", { cx: 0, cy: 0, r: R + 8, class: "raft" }));
+  // the path a beaver swims: from the middle through rings 1 … 30 in order (then off to the dam)
+  const path = [[0, 0], ...b.rings.map((_, i) => at(i + 1))];
+  g.append(s("polyline", { points: path.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join(" "), class: "path" }));
+  g.append(s("text", { x: R + 4, y: -R - 8, class: "ring-no dam-label" }, "dam"));
   b.rings.forEach((colour, i) => {
     const [x, y] = at(i + 1);
     g.append(s("circle", { cx: x.toFixed(1), cy: y.toFixed(1), r: 9, fill: COLOURS[colour], class: "ring" }));
@@ -64,14 +68,27 @@ export function render(view) {
   return h("div", { class: "board mlb" },
     h("section", { class: "table", "aria-label": "Raft" }, spiral(b), tilt(b),
       h("div", { class: "piles" }, piles, h("p", { class: "info" }, `Supply: ${b.supply} sticks`,
-        b.last_play ? ` · last: ${seatName(view, b.last_play.seat)} moved ${b.last_play.beaver} ${b.last_play.from}→${b.last_play.to}` : "",
+        b.last_play ? ` · last: ${seatName(view, b.last_play.seat)} moved the ${b.last_play.beaver} beaver from ${where(b.last_play.from)} to ${where(b.last_play.to)}` : "",
         b.last_round_end ? ` · round ${b.last_round_end.round} ended: ${b.last_round_end.reason}` : ""))),
     h("div", { class: "seats" }, hands));
 }
 
-export function describe(move) {
+const where = (pos) => (pos === 0 ? "the middle" : pos >= 31 ? "the dam" : `ring ${pos}`);
+
+// Where a card moves a beaver (MLB-4.4 a): its value in rings, past ring 30 onto the dam (31).
+export function landing(view, move) {
+  const from = view.board.beavers[move.beaver];
+  return Math.min(31, from + Number(move.card.split("-")[1]));
+}
+
+export function describe(move, view) {
   switch (move.type) {
-    case "play": return `Play ${move.card} on the ${move.beaver} beaver`;
+    case "play": {
+      const to = landing(view, move);
+      const colour = view.board.rings[to - 1];
+      const reward = to === 31 || colour === move.beaver ? ", a reward" : "";
+      return `Play ${move.card}: ${move.beaver} beaver ${where(view.board.beavers[move.beaver])} → ${where(to)}${to <= 30 ? ` (${colour})` : ""}${reward}`;
+    }
     case "draw": return `Draw from pile ${move.pile}`;
     case "exchange": return `Exchange ${move.card} for pile ${move.pile}`;
     case "discard": return `Discard ${move.card}`;
@@ -79,4 +96,20 @@ export function describe(move) {
     case "pass": return "Pass";
     default: return null;
   }
+}
+
+const ENDS = {
+  tipped: (who) => `the raft tipped under ${who}'s move, who gave back up to 2 sticks`,
+  supply_exhausted: (who) => `${who} took the last stick from the supply, which ends the match`,
+  hand_empty: (who) => `${who}'s hand was empty`,
+  raft_empty: () => "every beaver had left the raft",
+};
+
+// The finished match in words: how the last round ended and the sticks held (MLB-6.2, MLB-6.4).
+export function ending(view) {
+  const end = view.board.last_round_end;
+  if (!view.result) return null;
+  const why = end ? `Round ${end.round} ended: ${(ENDS[end.reason] || (() => end.reason))(seatName(view, end.seat))}.` : "";
+  const sticks = view.players.map((p) => `${p.name} ${p.sticks} ${p.sticks === 1 ? "stick" : "sticks"}`).join(", ");
+  return [why, `Cards left in hands score nothing; each player scores the sticks held: ${sticks}. The most sticks win.`].filter(Boolean);
 }

@@ -48,3 +48,15 @@ export function describe(move) {
     default: return null;
   }
 }
+
+// The finished match in words: why it ended and where each dam stands (TB-6.3).
+export function ending(view) {
+  const r = view.result;
+  if (!r) return null;
+  const kind = (id) => view.board.spaces.find((sp) => sp.id === id)?.kind;
+  const leader = view.players.find((p) => p.beaver === view.board.paradise);
+  const why = r.reason === "paradise" ? `${leader ? leader.name : "A beaver"} reached Paradise (space ${view.board.paradise})`
+    : `the turn limit (${view.board.max_turns} turns) was reached`;
+  const dams = view.players.map((p) => `${p.name}'s dam on space ${p.dam}${kind(p.dam) && kind(p.dam) !== "water" ? ` (${kind(p.dam)})` : ""}`).join(", ");
+  return [`The match ended: ${why}.`, `Each player scores the space of their dam: ${dams}. The furthest dam wins.`];
+}
