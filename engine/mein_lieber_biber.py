@@ -25,10 +25,11 @@ index 0..47 so hands sort by plain integer order and the snapshot stays small):
 """
 from __future__ import annotations
 
+import random
 from bisect import insort
 from typing import Any
 
-from engine import core
+from engine import core, worlds
 from engine.core import ACTIVE, FINISHED, PUBLIC, EventRule, Game, Handler, Move, Option, Private, State, Turn, Viewer
 
 GAME_ID = "mein-lieber-biber"
@@ -494,6 +495,48 @@ EVENTS: dict[str, EventRule] = {
 
 
 # --------------------------------------------------------------------------
+# Determinization (contract "Worlds and simulation"; docs/games/mein-lieber-biber.md).
+# --------------------------------------------------------------------------
+def sample_world(s: State, seat: int, seed: int) -> State:
+    """A world for ``seat``: its own hand, every discard pile, positions,
+    sticks and counts as they are (MLB-5.1–5.3); the cards it has not seen
+    (MLB-10.1: all but its hand and the discards) dealt uniformly over the
+    other hands (sorted, MLB-1.2) and the two piles.  A turn seat other than
+    ``seat`` in phase ``play`` holds at least one card that can move a beaver,
+    in phase ``exchange`` none (MLB-4.0).  Later rounds are shuffled from a
+    fresh seed with no stacked ``decks`` (MLB-3.1)."""
+    rng = worlds.world_rng(GAME_ID, seed)
+    world = core.copy_layout(s, STATE_COPIERS)
+    seen = [*s["hands"][seat], *(c for pile in s["discards"] for c in pile)]
+    pool = worlds.unaccounted(range(len(CARDS)), seen)
+    others = [o for o in range(len(s["names"])) if o != seat]
+    mover = s["turn"]
+    if s["status"] == ACTIVE and mover != seat and s["phase"] in (PHASE_PLAY, PHASE_EXCHANGE):
+        world["hands"][mover] = _mover_hand(rng, s, pool)
+        pool = worlds.unaccounted(pool, world["hands"][mover])
+        others.remove(mover)
+    sizes = [len(s["hands"][o]) for o in others] + [len(pile) for pile in s["piles"]]
+    parts = worlds.deal(rng, pool, sizes)
+    for o, hand in zip(others, parts):
+        world["hands"][o] = sorted(hand)
+    world["piles"] = parts[len(others):]
+    world["seed"], world["decks"] = worlds.fresh_seed(rng), None
+    return world
+
+
+def _mover_hand(rng: random.Random, s: State, pool: list[int]) -> list[int]:
+    """The turn seat's hand, uniform among the hands of its size from ``pool``
+    that fit its phase: some card can move a beaver in ``play``, none in
+    ``exchange`` (MLB-4.0, MLB-4.1)."""
+    playable = [c for c in pool if movable_beavers(s["pos"], c)]
+    stuck = [c for c in pool if not movable_beavers(s["pos"], c)]
+    size = len(s["hands"][s["turn"]])
+    allowed = range(1, size + 1) if s["phase"] == PHASE_PLAY else (0,)
+    good = worlds.split_count(rng, len(playable), len(stuck), size, allowed)
+    return sorted(rng.sample(playable, good) + rng.sample(stuck, size - good))
+
+
+# --------------------------------------------------------------------------
 # The working copy of a move: the state copied by its layout (module docstring).
 # --------------------------------------------------------------------------
 #: the state's lists by key (per seat or per colour copy with ``list``, a
@@ -562,3 +605,6 @@ class MeinLieberBiber(Game):
     def scores_of(self, state: State) -> list[int]:
         """The score is the sticks held (MLB-6.2)."""
         return list(state["sticks"])
+
+    def sample_world(self, state: State, seat: int, seed: int) -> State:
+        return sample_world(state, seat, seed)

@@ -1,0 +1,78 @@
+"""Determinization: the mechanics every game's ``sample_world`` shares.
+
+A *world* for seat k is a complete state that agrees with everything k knows
+(its view, the cards it has seen where they really are, every public count
+and partial fact) with every other hidden card dealt uniformly at random
+among the arrangements that fit (contract, "Worlds and simulation").  The
+helpers here keep the two properties every game's sampler must have:
+
+* randomness only from the *sample* seed (:func:`world_rng`), and the world's
+  own future randomness (reshuffles, later deals) from a fresh seed drawn
+  from it (:func:`fresh_seed`), never the match's: a world reveals neither
+  the match seed nor any future shuffle;
+* the hidden cards are taken in canonical order (:func:`unaccounted`), never
+  in the true order, so two matches in which k knows the same give the same
+  worlds for the same sample seed.
+"""
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T", bound=Hashable)
+
+#: a world's own seed lies in the contract's seed range 0 … 2^53−1
+WORLD_SEED_BITS = 53
+
+
+def world_rng(game_id: str, seed: int) -> random.Random:
+    """The generator of one sample: seeded by the game and the sample seed only
+    (``random.Random`` seeds a string through SHA-512, stable everywhere)."""
+    return random.Random(f"{game_id}:world:{seed}")
+
+
+def fresh_seed(rng: random.Random) -> int:
+    """A new match seed for the world, drawn from the sample's generator."""
+    return rng.getrandbits(WORLD_SEED_BITS)
+
+
+def unaccounted(canonical: Sequence[T], accounted: Iterable[T]) -> list[T]:
+    """The cards of ``canonical`` left after removing ``accounted`` (a
+    multiset), in canonical order.  ``ValueError`` when ``accounted`` holds a
+    card more often than the deck does (a corrupt state, never a real one)."""
+    left = Counter(canonical)
+    left.subtract(accounted)
+    if any(count < 0 for count in left.values()):
+        raise ValueError("the accounted cards are not part of the deck")
+    return [card for card in dict.fromkeys(canonical) for _ in range(left[card])]
+
+
+def deal(rng: random.Random, pool: Sequence[T], sizes: Sequence[int]) -> list[list[T]]:
+    """``pool`` shuffled and cut into consecutive parts of ``sizes``: every
+    arrangement of the pool's cards over the parts is equally likely."""
+    if sum(sizes) != len(pool):
+        raise ValueError(f"cannot deal {len(pool)} cards into parts of {list(sizes)}")
+    cards = list(pool)
+    rng.shuffle(cards)
+    parts, start = [], 0
+    for size in sizes:
+        parts.append(cards[start:start + size])
+        start += size
+    return parts
+
+
+def split_count(rng: random.Random, good: int, bad: int, size: int, allowed: Iterable[int]) -> int:
+    """How many of ``size`` cards, dealt uniformly from ``good`` + ``bad``
+    candidates, are good, conditioned on that number lying in ``allowed``:
+    the hypergeometric weights C(good, i)·C(bad, size − i) renormalised.
+    Dealing that many good and the rest bad cards uniformly then gives the
+    uniform hand among those that satisfy the condition (e.g. MLB-4.0's
+    "no card can move a beaver")."""
+    counts = [i for i in allowed if 0 <= i <= size]
+    weights = [math.comb(good, i) * math.comb(bad, size - i) for i in counts]
+    if not any(weights):
+        raise ValueError("no hand satisfies the public facts (a corrupt state)")
+    return rng.choices(counts, weights=weights)[0]
