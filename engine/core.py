@@ -668,14 +668,17 @@ class Game:
         return (f"no legal {move['type']!r} move has these parameters; "
                 "GET legal-moves lists every legal move")
 
-    def sample_world(self, state: State, seat: int, seed: int) -> State:
-        """A determinization of ``state`` for ``seat`` (contract "Worlds and
-        simulation"): a complete state in which ``seat``'s view, with every
-        card it has seen where it really is, is the real one, every other
-        hidden card dealt uniformly among the arrangements that fit the public
-        facts, from a generator seeded by ``seed`` alone; its own future
-        randomness comes from a fresh seed, never the match's.  A pure
-        function of what ``seat`` knows and ``seed`` (:mod:`engine.worlds`)."""
+    def sample_world(self, state: State, seat: int, seed: int, events: Sequence[Event] = ()) -> State:
+        """A determinization of ``state`` (an active match) for ``seat``
+        (contract "Worlds and simulation"): a complete state in which
+        ``seat``'s view, with every card it has seen where it really is, is
+        the real one, every other hidden card dealt uniformly among the
+        arrangements that fit the public facts, from a generator seeded by
+        ``seed`` alone; its own future randomness comes from a fresh seed,
+        never the match's.  ``events`` is the match's event log so far, for a
+        game whose public history constrains the deal beyond the state (only
+        what ``seat`` sees of it is read).  A pure function of what ``seat``
+        knows and ``seed`` (:mod:`engine.worlds`)."""
         raise NotImplementedError(f"{self.id} does not sample worlds")
 
     # --- shared entry points -------------------------------------------

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import random
 from bisect import insort
+from collections.abc import Sequence
 from typing import Any
 
 from engine import core, worlds
@@ -606,5 +607,6 @@ class MeinLieberBiber(Game):
         """The score is the sticks held (MLB-6.2)."""
         return list(state["sticks"])
 
-    def sample_world(self, state: State, seat: int, seed: int) -> State:
+    def sample_world(self, state: State, seat: int, seed: int, events: Sequence[core.Event] = ()) -> State:
+        """Needs no history: the state holds every public fact (see :func:`sample_world`)."""
         return sample_world(state, seat, seed)

@@ -38,6 +38,7 @@ nothing: a seat never loses sight of a value it saw, so no view has ``known``.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -655,5 +656,6 @@ class ThirteenBeavers(Game):
         """TB-6.3: a seat's score is its dam's space."""
         return list(state["dam"])
 
-    def sample_world(self, state: State, seat: int, seed: int) -> State:
+    def sample_world(self, state: State, seat: int, seed: int, events: Sequence[Event] = ()) -> State:
+        """Needs no history: the state holds every public fact (see :func:`sample_world`)."""
         return sample_world(state, seat, seed)

@@ -33,11 +33,27 @@ import orjson
 import pytest
 
 from engine import REGISTRY
-from engine.core import FINISHED, Game, Move, State, seat_viewer
+from engine.core import FINISHED, Event, Game, Move, State, seat_viewer
 
 Hit = tuple[bool, float]
+
+
+@dataclass(frozen=True)
+class Position:
+    """A match position: its state, players and the events so far."""
+
+    state: State
+    n: int
+    events: list[Event]
+    #: the current round's last reshuffled draw pile, as the admin saw it
+    pile: list[str] | None = None
+
+    def world(self, game: Game, seat: int, seed: int) -> State:
+        return game.sample_world(self.state, seat, seed, self.events)
+
+
 Policy = Callable[[State, list[Move], random.Random], Move]
-Sampler = Callable[[State, int, int], State]
+Sampler = Callable[[Position, int, int], State]
 
 
 # ---------------------------------------------------------------------------
@@ -53,17 +69,23 @@ def seat_view(game: Game, state: State, seat: int) -> dict[str, Any]:
 
 
 def positions(game: Game, n: int, seed: int, count: int, options: dict[str, Any],
-              policy: Policy) -> list[State]:
-    """``count`` active states spread over one playout by ``policy``."""
+              spec: WorldSpec) -> list[Position]:
+    """``count`` active positions spread over one playout by ``spec.policy``."""
     rng = random.Random(seed)
-    state, _, _ = game.create([f"p{i}" for i in range(n)], seed, options)
-    states = []
+    state, events, _ = game.create([f"p{i}" for i in range(n)], seed, options)
+    found, pile = [], None
     while game.status(state) != FINISHED:
-        states.append(state)
+        found.append(Position(state, n, events, pile))
         seat = rng.choice(game.to_act(state))
-        state, _ = game.play(state, seat, policy(state, game.legal_moves(state, seat), rng))
-    stride = max(1, len(states) // count)
-    return states[::stride][:count]
+        state, new = game.play(state, seat, spec.policy(state, game.legal_moves(state, seat), rng))
+        events = events + new
+        kinds = [e["type"] for e in new]
+        if "reshuffled" in kinds and spec.pile:
+            pile = spec.pile(state)
+        if "round_started" in kinds[kinds.index("reshuffled") + 1 if "reshuffled" in kinds else 0:]:
+            pile = None
+    stride = max(1, len(found) // count)
+    return found[::stride][:count]
 
 
 def random_move(state: State, legal: list[Move], rng: random.Random) -> Move:
@@ -101,7 +123,7 @@ def share(counts: Counter[Any], item: Any) -> float:
 class WorldSpec:
     game_id: str
     #: asserts the world's card multisets and public partial facts
-    check: Callable[[State, State, int], None]
+    check: Callable[[State, Position, int], None]
     #: the hidden slots of ``state`` for ``seat``: slot key → (true card getter
     #: of a state, uniform probability that a world's slot holds the true card)
     slots: Callable[[State, int], list[tuple[Callable[[State], Any], float]]]
@@ -114,10 +136,13 @@ class WorldSpec:
     playouts: tuple[dict[str, Any], ...] = ({},)
     #: how those playouts choose among the legal moves
     policy: Policy = random_move
+    #: the pile a reshuffle just made (admin state right after it), if the
+    #: game reshuffles into a pile of known cards
+    pile: Callable[[State], list[str]] | None = None
 
 
 # --- Mein Lieber Biber (MLB-5, MLB-10.1) -----------------------------------
-def mlb_check(world: State, real: State, seat: int) -> None:
+def mlb_check(world: State, position: Position, seat: int) -> None:
     from engine.mein_lieber_biber import PHASE_EXCHANGE, PHASE_PLAY, can_play
     cards = [c for h in world["hands"] for c in h] + [c for p in world["piles"] for c in p] \
         + [c for d in world["discards"] for c in d]
@@ -169,7 +194,7 @@ TB_FISH = ["turbo"] * 3 + ["vision"] * 3 + ["stinky"] * 2
 TB_WOLVES = ["awake"] * 4 + ["asleep"]
 
 
-def tb_check(world: State, real: State, seat: int) -> None:
+def tb_check(world: State, position: Position, seat: int) -> None:
     assert Counter([world["face_up"], *world["discard"], *world["draw"]]) == Counter(TB_DECK)  # TB-10.1
     held = [f for fish in world["fish"] for f in fish]
     assert Counter(world["pond"] + held + world["used_fish"]) == Counter(TB_FISH)  # TB-10.2
@@ -213,27 +238,93 @@ def tb_fisher(state: State, legal: list[Move], rng: random.Random) -> Move:
 
 
 def tb_variants(n: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The last two cards of the deck, the last two fish of the pond and the
-    last two tokens of the cave exchanged (each pair different)."""
+    """The same deck (every card of it is shown before a reshuffle); the last
+    two fish of the pond and the last two tokens of the cave exchanged."""
     deck = list(TB_DECK)
     random.Random(n).shuffle(deck)
-    deck = _fix_multiset(deck)
     fish = ["stinky", "turbo", "vision", "turbo", "vision", "stinky", "turbo", "vision"]
     wolves = ["awake", "awake", "awake", "asleep", "awake"]
     return ({"deck": deck, "fish": fish, "wolves": wolves},
-            {"deck": swap_last(deck), "fish": swap_last(fish), "wolves": swap_last(wolves)})
+            {"deck": deck, "fish": swap_last(fish), "wolves": swap_last(wolves)})
 
 
-def _fix_multiset(deck: list[str]) -> list[str]:
-    """``deck`` with its last two cards made different, still a permutation."""
-    if deck[-1] != deck[-2]:
-        return deck
-    j = next(i for i, v in enumerate(deck) if v != deck[-1])
-    deck[j], deck[-1] = deck[-1], deck[j]
-    return deck
+def bb_cards(world: State) -> Counter[str]:
+    return Counter("".join(world["display"]) + world["draw"] + world["discard"] + (world["held"] or ""))
+
+
+def bb_check(world: State, position: Position, seat: int) -> None:
+    from engine.biberbande import CANONICAL, CODEC
+    assert bb_cards(world) == Counter(CODEC.encode(CANONICAL)), "BB-10.1"
+    assert world["decks"] == [], "a world carries no stacked decks"
+    if position.pile is not None:  # BB-3.6: the draw pile is part of the last reshuffled one
+        assert not Counter(world["draw"]) - Counter(position.pile), "BB-3.6: drawn from the reshuffled pile"
+    elif position.state["reshuffles"] == 0:  # the state alone says it all before a reshuffle
+        game = game_of("biberbande")
+        assert world == game.sample_world(position.state, seat, world_seed(world, position, seat))
+
+
+def world_seed(world: State, position: Position, seat: int) -> int:
+    """The sample seed among those test (a) uses that gave ``world``."""
+    game = game_of("biberbande")
+    return next(s for s in SAMPLE_SEEDS if position.world(game, seat, s) == world)
+
+
+def bb_hidden(state: State, seat: int) -> list[tuple[str, int, int]]:
+    """The places of the cards ``seat`` does not know (BB-5.1–5.6)."""
+    places = [("display", s, j) for s, masks in enumerate(state["known"])
+              for j, mask in enumerate(masks) if not mask & (1 << seat)]
+    if state["held"] is not None and state["turn"] is not None and _bb_current(state) != seat:
+        places.append(("held", 0, 0))
+    return places + [("draw", i, 0) for i in range(len(state["draw"]))]
+
+
+def _bb_current(state: State) -> int:
+    """BB-3.1, BB-4: the seat of turn t."""
+    n = len(state["names"])
+    return (state["first_seat"] + state["round"] - 1 + state["turn"] - 1) % n
+
+
+def bb_card_at(state: State, place: tuple[str, int, int]) -> str:
+    where, a, b = place
+    return str(state["display"][a][b] if where == "display" else state["held"] if where == "held"
+               else state["draw"][a])
+
+
+def bb_slots(state: State, seat: int) -> list[tuple[Callable[[State], Any], float]]:
+    """Before a reshuffle all unknown cards are one pool: a place holds its
+    true card with that card's share of the pool."""
+    truth = {place: bb_card_at(state, place) for place in bb_hidden(state, seat)}
+    counts = Counter(truth.values())
+    return [((lambda w, place=place, c=c: bb_card_at(w, place) == c), share(counts, c))
+            for place, c in truth.items()]
+
+
+def bb_patient(state: State, legal: list[Move], rng: random.Random) -> Move:
+    """Random play that never knocks (BB-4.7) and mostly draws (BB-4.1), so
+    draw piles run out and reshuffle."""
+    end, draw = {"type": "end_turn"}, {"type": "draw"}
+    if end in legal:
+        return end
+    return draw if draw in legal and rng.random() < 0.8 else rng.choice(legal)
+
+
+def bb_variants(n: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The inner cards (slot 1) of seats 0 and 1 exchanged (BB-3.3: deck[n]
+    and deck[n + 1] with the default first seat): nobody has seen them."""
+    from engine.biberbande import CANONICAL
+    deck = list(CANONICAL)
+    random.Random(n).shuffle(deck)
+    j = next(i for i in range(n + 1, len(deck)) if deck[i] != deck[n])
+    deck[n + 1], deck[j] = deck[j], deck[n + 1]
+    other = list(deck)
+    other[n], other[n + 1] = deck[n + 1], deck[n]
+    return {"deck": deck}, {"deck": other}
 
 
 SPECS = {spec.game_id: spec for spec in (
+    WorldSpec("biberbande", bb_check, bb_slots, lambda state, seat: state["reshuffles"] == 0, bb_variants,
+              playouts=({"rounds": 2}, {"rounds": 1, "recall": "none"}), policy=bb_patient,
+              pile=lambda state: list(state["draw"] + (state["held"] or ""))),
     WorldSpec("mein-lieber-biber", mlb_check, mlb_slots, mlb_plain, mlb_variants),
     WorldSpec("thirteen-beavers", tb_check, tb_slots, lambda state, seat: True, tb_variants,
               playouts=({}, {"board": "short"}), policy=tb_fisher),
@@ -247,34 +338,37 @@ def game_of(game_id: str) -> Game:
     return game
 
 
-def sample_positions(game: Game) -> Iterator[tuple[State, int]]:
-    """(state, players) at positions of random playouts, 2 and the most players."""
+def sample_positions(game: Game) -> Iterator[Position]:
+    """Positions of the game's playouts, 2 and the most players."""
     for options in SPECS[game.id].playouts:
         for n in sorted({game.min_players, game.max_players}):
             for seed in range(2):
-                for state in positions(game, n, 1000 * n + seed, 10, options, SPECS[game.id].policy):
-                    yield state, n
+                yield from positions(game, n, 1000 * n + seed, 10, options, SPECS[game.id])
 
 
 # ---------------------------------------------------------------------------
 # (a) Agreement and validity.
 # ---------------------------------------------------------------------------
+SAMPLE_SEEDS = (0, 1, 2**53 - 1)
+
+
 @pytest.mark.parametrize("game_id", GAME_IDS)
 def test_world_view_equals_real_view_and_plays_to_the_end(game_id: str) -> None:
     game, spec = game_of(game_id), SPECS[game_id]
     rng = random.Random(7)
     checked = 0
-    for state, n in sample_positions(game):
+    for position in sample_positions(game):
+        state, n = position.state, position.n
         frozen = orjson.dumps(state)
         for seat in range(n):
-            for sample_seed in (0, 1, 2**53 - 1):
-                world = game.sample_world(state, seat, sample_seed)
+            for sample_seed in SAMPLE_SEEDS:
+                world = position.world(game, seat, sample_seed)
                 assert seat_view(game, world, seat) == seat_view(game, state, seat)
-                spec.check(world, state, seat)
-                assert world == game.sample_world(state, seat, sample_seed), "sampling is repeatable"
+                spec.check(world, position, seat)
+                assert world == position.world(game, seat, sample_seed), "sampling is repeatable"
                 checked += 1
         assert orjson.dumps(state) == frozen, "sampling must not mutate the state"
-        play_to_end(game, game.sample_world(state, rng.randrange(n), rng.randrange(2**53)), rng)
+        play_to_end(game, position.world(game, rng.randrange(n), rng.randrange(2**53)), rng)
     assert checked >= 100
 
 
@@ -287,14 +381,14 @@ def hit_trials(game: Game, spec: WorldSpec, sampler: Sampler, seeds: int = 12) -
     there, and how likely is that for a uniform deal?  Given the positions,
     the trials are independent Bernoulli trials."""
     trials: list[Hit] = []
-    for state, n in sample_positions(game):
-        for seat in range(n):
-            slots = spec.slots(state, seat)
-            if not slots or not spec.plain(state, seat):
+    for position in sample_positions(game):
+        for seat in range(position.n):
+            slots = spec.slots(position.state, seat)
+            if not slots or not spec.plain(position.state, seat):
                 continue
             for _ in range(seeds):
                 holds_true, p = slots[(len(trials) * 7919) % len(slots)]
-                trials.append((bool(holds_true(sampler(state, seat, len(trials)))), p))
+                trials.append((bool(holds_true(sampler(position, seat, len(trials)))), p))
     return trials
 
 
@@ -305,28 +399,31 @@ Z_BOUND = 5.0
 @pytest.mark.parametrize("game_id", GAME_IDS)
 def test_true_hidden_cards_are_not_over_represented(game_id: str) -> None:
     game, spec = game_of(game_id), SPECS[game_id]
-    trials = hit_trials(game, spec, game.sample_world)
+    trials = hit_trials(game, spec, lambda position, seat, seed: position.world(game, seat, seed))
     assert len(trials) >= 500
     assert abs(z_score(trials)) < Z_BOUND
 
 
 def partial_leak(game: Game) -> Sampler:
-    """A sampler that deals uniformly but keeps one true hidden list (the
-    first that has ≥ 2 cards: a pile or the draw order)."""
-    def sampler(state: State, seat: int, seed: int) -> State:
-        world = game.sample_world(state, seat, seed)
+    """A sampler that deals uniformly but keeps the true pile order."""
+    def sampler(position: Position, seat: int, seed: int) -> State:
+        world = position.world(game, seat, seed)
         for key in ("piles", "draw"):
-            if key in state:
-                world[key] = state[key]
+            if key in world:
+                world[key] = position.state[key]
         return world
     return sampler
+
+
+def true_state(position: Position, seat: int, seed: int) -> State:
+    return position.state
 
 
 @pytest.mark.parametrize("game_id", GAME_IDS)
 @pytest.mark.parametrize("leak", ["true state", "true pile order"])
 def test_the_statistic_rejects_a_leaking_sampler(game_id: str, leak: str) -> None:
     game, spec = game_of(game_id), SPECS[game_id]
-    sampler: Sampler = (lambda state, seat, seed: state) if leak == "true state" else partial_leak(game)
+    sampler = true_state if leak == "true state" else partial_leak(game)
     assert z_score(hit_trials(game, spec, sampler)) > Z_BOUND
 
 
@@ -335,34 +432,55 @@ def test_the_statistic_rejects_a_leaking_sampler(game_id: str, leak: str) -> Non
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize("game_id", GAME_IDS)
 def test_same_knowledge_gives_same_worlds_whatever_the_hidden_cards_and_seed(game_id: str) -> None:
+    """Two matches with different seeds whose decks differ in cards nobody
+    has seen, played with the same moves: wherever a seat's views agree,
+    so do its worlds and their futures."""
     game, spec = game_of(game_id), SPECS[game_id]
     compared = 0
     for n in sorted({game.min_players, game.max_players}):
         options_a, options_b = spec.variants(n)
         names = [f"p{i}" for i in range(n)]
-        a, _, _ = game.create(names, 11, options_a)
-        b, _, _ = game.create(names, 12345, options_b)
+        a, events_a, _ = game.create(names, 11, {**spec.playouts[0], **options_a})
+        b, events_b, _ = game.create(names, 12345, {**spec.playouts[0], **options_b})
         assert a != b
         rng = random.Random(n)
-        for _ in range(60):
+        for step in range(400):
             if game.status(a) == FINISHED:
                 break
             for seat in range(n):
                 if seat_view(game, a, seat) != seat_view(game, b, seat):
                     continue
-                for sample_seed in (0, 99):
-                    world_a = game.sample_world(a, seat, sample_seed)
-                    world_b = game.sample_world(b, seat, sample_seed)
-                    assert world_a == world_b
-                    assert world_a["seed"] not in (11, 12345), "a world has its own seed"
-                    if compared == 0:  # the same moves give the same future
-                        finals = [play_to_end(game, w, random.Random(sample_seed)) for w in (world_a, world_b)]
-                        assert finals[0] == finals[1]
-                    compared += 1
+                world_a = game.sample_world(a, seat, step, events_a)
+                world_b = game.sample_world(b, seat, step, events_b)
+                assert world_a == world_b
+                assert world_a["seed"] not in (11, 12345), "a world has its own seed"
+                if compared == 0:  # the same moves give the same future
+                    finals = [play_to_end(game, w, random.Random(step)) for w in (world_a, world_b)]
+                    assert finals[0] == finals[1]
+                compared += 1
             mover = rng.choice(game.to_act(a))
-            move = rng.choice(game.legal_moves(a, mover))
+            move = spec.policy(a, game.legal_moves(a, mover), rng)
             if move not in game.legal_moves(b, mover):
                 break
-            a, _ = game.play(a, mover, move)
-            b, _ = game.play(b, mover, move)
+            a, new_a = game.play(a, mover, move)
+            b, new_b = game.play(b, mover, move)
+            events_a, events_b = events_a + new_a, events_b + new_b
     assert compared >= 20, "too few positions where both matches look the same to a seat"
+
+
+@pytest.mark.parametrize("game_id", GAME_IDS)
+def test_a_world_as_the_match_gives_the_same_worlds(game_id: str) -> None:
+    """A world for seat k is a match in which k knows exactly what it knows
+    in the real one (with other hidden cards and another seed), whatever the
+    position, after reshuffles too: its worlds for k are the real match's."""
+    game = game_of(game_id)
+    reshuffled = 0
+    for position in sample_positions(game):
+        for seat in range(position.n):
+            other = position.world(game, seat, 12345)
+            twin = Position(other, position.n, position.events)
+            assert seat_view(game, other, seat) == seat_view(game, position.state, seat)
+            for sample_seed in (0, 7):
+                assert twin.world(game, seat, sample_seed) == position.world(game, seat, sample_seed)
+            reshuffled += bool(position.state.get("reshuffles"))
+    assert reshuffled or game_id in ("mein-lieber-biber",), "no position after a reshuffle"
