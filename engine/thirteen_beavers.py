@@ -551,16 +551,11 @@ def sample_world(state: State, seat: int, seed: int) -> State:
     world["draw"] = draw
     others = [o for o in range(len(state["names"])) if o != seat]
     hidden = worlds.unaccounted(FISH, [*state["fish"][seat], *state["used_fish"]])
-    plain = [f for f in hidden if f != STINKY]
-    sizes = [len(state["fish"][o]) for o in others]
-    held = worlds.deal(rng, plain, [*sizes, len(plain) - sum(sizes)])
-    for o, fish in zip(others, held):
-        world["fish"][o] = fish
-    pond, rest = [], iter(held[-1])
-    stinky_at = set(rng.sample(range(len(state["pond"])), len(hidden) - len(plain)))
-    for i in range(len(state["pond"])):
-        pond.append(STINKY if i in stinky_at else next(rest))
-    world["pond"] = pond
+    spots = [False] * sum(len(state["fish"][o]) for o in others) + [True] * len(state["pond"])
+    fish = iter(worlds.deal_confined(rng, hidden, spots, STINKY.__eq__))
+    for o in others:
+        world["fish"][o] = [next(fish) for _ in state["fish"][o]]
+    world["pond"] = list(fish)
     cave = worlds.unaccounted(WOLVES, state["wolf_out"])
     rng.shuffle(cave)
     world["cave"] = cave

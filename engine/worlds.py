@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TypeVar
 
 T = TypeVar("T", bound=Hashable)
@@ -62,6 +62,26 @@ def deal(rng: random.Random, pool: Sequence[T], sizes: Sequence[int]) -> list[li
         parts.append(cards[start:start + size])
         start += size
     return parts
+
+
+def deal_confined(rng: random.Random, pool: Sequence[T], open_spots: Sequence[bool],
+                  confined: Callable[[T], bool]) -> list[T]:
+    """``pool`` dealt over spots, one card a spot, uniformly among the deals
+    that put every ``confined`` card (e.g. a special, which never lies in a
+    castle) on a spot whose ``open_spots`` entry is true: the confined cards
+    take a uniform choice of the open spots, the others the rest."""
+    if len(pool) != len(open_spots):
+        raise ValueError(f"cannot deal {len(pool)} cards onto {len(open_spots)} spots")
+    special = [card for card in pool if confined(card)]
+    plain = [card for card in pool if not confined(card)]
+    opened = [i for i, ok in enumerate(open_spots) if ok]
+    if len(special) > len(opened):
+        raise ValueError("more confined cards than spots that may take them")
+    chosen = set(rng.sample(opened, len(special)))
+    rng.shuffle(special)
+    rng.shuffle(plain)
+    fill, rest = iter(special), iter(plain)
+    return [next(fill) if i in chosen else next(rest) for i in range(len(open_spots))]
 
 
 def split_count(rng: random.Random, good: int, bad: int, size: int, allowed: Iterable[int]) -> int:

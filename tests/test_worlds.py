@@ -258,15 +258,6 @@ def bb_check(world: State, position: Position, seat: int) -> None:
     assert world["decks"] == [], "a world carries no stacked decks"
     if position.pile is not None:  # BB-3.6: the draw pile is part of the last reshuffled one
         assert not Counter(world["draw"]) - Counter(position.pile), "BB-3.6: drawn from the reshuffled pile"
-    elif position.state["reshuffles"] == 0:  # the state alone says it all before a reshuffle
-        game = game_of("biberbande")
-        assert world == game.sample_world(position.state, seat, world_seed(world, position, seat))
-
-
-def world_seed(world: State, position: Position, seat: int) -> int:
-    """The sample seed among those test (a) uses that gave ``world``."""
-    game = game_of("biberbande")
-    return next(s for s in SAMPLE_SEEDS if position.world(game, seat, s) == world)
 
 
 def bb_hidden(state: State, seat: int) -> list[tuple[str, int, int]]:
@@ -321,7 +312,94 @@ def bb_variants(n: int) -> tuple[dict[str, Any], dict[str, Any]]:
     return {"deck": deck}, {"deck": other}
 
 
+# --- BiberClan (BC-4.10, BC-5, BC-10.1) -------------------------------------------
+BC_NUMBERS = {str(d) for d in range(10)}
+
+
+def bc_cards(world: State) -> Counter[str]:
+    castles = [c["card"] for castle in world["castles"] for c in castle if c is not None]
+    held = [world["held"]["card"]] if world["held"] else []
+    return Counter(castles + held + world["draw"] + world["discard"] + world["box"])
+
+
+def bc_check(world: State, position: Position, seat: int) -> None:
+    from engine.biberclan import canonical
+    assert bc_cards(world) == Counter(canonical(world["with_biberbande"])), "BC-10.1"
+    in_castles = {c["card"] for castle in world["castles"] for c in castle if c is not None}
+    assert in_castles <= BC_NUMBERS, "BC-10.1: no special in a castle"
+    held = world["held"]
+    if held is not None and held["kind"] != "special":
+        assert held["card"] in BC_NUMBERS
+    assert world["decks"] == [], "a world carries no stacked decks"
+    if position.pile is not None:  # BC-4.10, D17: the draw pile is part of the last reshuffled one
+        assert not Counter(world["draw"]) - Counter(position.pile), "drawn from the reshuffled pile"
+
+
+def bc_hidden(state: State, seat: int) -> list[tuple[str, int, int]]:
+    """The places of the cards ``seat`` neither sees nor knows (BC-5.1–5.5)."""
+    me = 1 << seat
+    places = [("castle", o, i) for o, castle in enumerate(state["castles"]) for i, c in enumerate(castle)
+              if c is not None and c["face"] == "down" and not c["knowers"] & me]
+    held = state["held"]
+    if held is not None and not (held["public"] or state["seat"] == seat or held["knowers"] & me):
+        places.append(("held", 0, 0))
+    return places + [("draw", i, 0) for i in range(len(state["draw"]))]
+
+
+def bc_card_at(state: State, place: tuple[str, int, int]) -> str:
+    where, a, b = place
+    card = state["castles"][a][b]["card"] if where == "castle" else state["held"]["card"] if where == "held" \
+        else state["draw"][a]
+    return str(card)
+
+
+def bc_slots(state: State, seat: int) -> list[tuple[Callable[[State], Any], float]]:
+    """Before a reshuffle all unseen cards are one pool; specials lie only in
+    the draw pile (BC-10.1): a castle or held place holds a number with its
+    share of the unseen numbers; a draw place a given special with chance
+    (its count)/(draw size), a number with the rest times its share."""
+    truth = {place: bc_card_at(state, place) for place in bc_hidden(state, seat)}
+    counts = Counter(truth.values())
+    numbers = Counter({c: k for c, k in counts.items() if c in BC_NUMBERS})
+    draw = len(state["draw"])
+    specials = sum(counts.values()) - sum(numbers.values())
+
+    def chance(place: tuple[str, int, int], card: str) -> float:
+        if place[0] != "draw":
+            return share(numbers, card)
+        if card not in BC_NUMBERS:
+            return counts[card] / draw
+        return (1 - specials / draw) * share(numbers, card)
+    return [((lambda w, place=place, c=c: bc_card_at(w, place) == c), chance(place, c))
+            for place, c in truth.items()]
+
+
+def bc_patient(state: State, legal: list[Move], rng: random.Random) -> Move:
+    """Random play that mostly replaces its own cards (BC-4.4: to the
+    discard) and never completes its castle, so draw piles reshuffle."""
+    seat = state["seat"]
+    own = [m for m in legal if m["type"] == "replace" and m["target"] == seat]
+    if own and rng.random() < 0.9:
+        return rng.choice(own)
+    full = sum(c is not None for c in state["castles"][seat]) == 4
+    safe = [m for m in legal if not (full and m["type"] in ("place", "stash") and m.get("target", seat) == seat)]
+    return rng.choice(safe or legal)
+
+
+def bc_variants(n: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The bottom two cards of the draw pile exchanged."""
+    from engine.biberclan import canonical
+    deck = canonical(False)
+    random.Random(n).shuffle(deck)
+    j = next(i for i in range(len(deck)) if deck[i] != deck[-1])
+    deck[-2], deck[j] = deck[j], deck[-2]
+    return {"deck": deck}, {"deck": swap_last(deck)}
+
+
 SPECS = {spec.game_id: spec for spec in (
+    WorldSpec("biberclan", bc_check, bc_slots, lambda state, seat: state["reshuffles"] == 0, bc_variants,
+              playouts=({"rounds": 2}, {"with_biberbande": True, "recall": "none", "rounds": 1}),
+              policy=bc_patient, pile=lambda state: [*state["draw"], state["held"]["card"]]),
     WorldSpec("biberbande", bb_check, bb_slots, lambda state, seat: state["reshuffles"] == 0, bb_variants,
               playouts=({"rounds": 2}, {"rounds": 1, "recall": "none"}), policy=bb_patient,
               pile=lambda state: list(state["draw"] + (state["held"] or ""))),
@@ -366,6 +444,8 @@ def test_world_view_equals_real_view_and_plays_to_the_end(game_id: str) -> None:
                 assert seat_view(game, world, seat) == seat_view(game, state, seat)
                 spec.check(world, position, seat)
                 assert world == position.world(game, seat, sample_seed), "sampling is repeatable"
+                if not state.get("reshuffles"):  # the state alone says it all before a reshuffle
+                    assert world == game.sample_world(state, seat, sample_seed)
                 checked += 1
         assert orjson.dumps(state) == frozen, "sampling must not mutate the state"
         play_to_end(game, position.world(game, rng.randrange(n), rng.randrange(2**53)), rng)
