@@ -618,7 +618,7 @@ def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pool
     return pools
 
 
-def sample_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+def deal_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
     """A world for ``seat``: every display card it knows (BB-5.5, whatever
     ``recall``), its held card and every public card where they are; each
     other display card, another seat's held card and the draw pile dealt
@@ -626,8 +626,6 @@ def sample_world(state: State, seat: int, seed: int, events: Sequence[Event]) ->
     (:class:`_Pools`).  Before the round's first reshuffle the state says it
     all; after one, ``events`` (the match's, at least this round's) tell the
     pools.  Later reshuffles and rounds come from a fresh seed (BB-3.2)."""
-    if state["status"] != ACTIVE:
-        raise ValueError("a finished match has no world to sample")
     pools = _pools_of_history(state, seat, events) if state["reshuffles"] else _pools_of_deal(state)
     me, current = core.only(seat), _current(state)
     held_hidden = state["held"] is not None and current != seat
@@ -715,5 +713,5 @@ class Biberbande(core.Game):
     def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
         return why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
 
-    def sample_world(self, state: State, seat: int, seed: int, events: Sequence[Event] = ()) -> State:
-        return sample_world(state, seat, seed, events)
+    def deal_world(self, state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+        return deal_world(state, seat, seed, events)

@@ -775,7 +775,7 @@ def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pool
     return pools
 
 
-def sample_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+def deal_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
     """A world for ``seat``: every card it sees or knows (BC-5.1–5.5: face
     up, known face-down cards whatever ``recall``, its held card, the
     discard and the box) where it is; each other face-down castle card,
@@ -785,8 +785,6 @@ def sample_world(state: State, seat: int, seed: int, events: Sequence[Event]) ->
     unseen).  Before the round's first reshuffle the state says it all;
     after one, ``events`` (the match's, at least this round's) tell the
     pools.  Later reshuffles and rounds come from a fresh seed (BC-3.1)."""
-    if state["status"] != ACTIVE:
-        raise ValueError("a finished match has no world to sample")
     pools = _pools_of_history(state, seat, events) if state["reshuffles"] else _pools_of_deal(state)
     me = core.only(seat)
     places: list[list[tuple[str, int, int]]] = [[] for _ in pools.cards]
@@ -920,5 +918,5 @@ class BiberClan(Game):
         reason = explain_slot(state, seat, move) if move.get("type") in {m["type"] for m in legal} else None
         return reason or super().why_illegal(state, seat, move, legal)
 
-    def sample_world(self, state: State, seat: int, seed: int, events: Sequence[Event] = ()) -> State:
-        return sample_world(state, seat, seed, events)
+    def deal_world(self, state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+        return deal_world(state, seat, seed, events)

@@ -498,7 +498,7 @@ EVENTS: dict[str, EventRule] = {
 # --------------------------------------------------------------------------
 # Determinization (contract "Worlds and simulation"; docs/games/mein-lieber-biber.md).
 # --------------------------------------------------------------------------
-def sample_world(s: State, seat: int, seed: int) -> State:
+def deal_world(s: State, seat: int, seed: int) -> State:
     """A world for ``seat``: its own hand, every discard pile, positions,
     sticks and counts as they are (MLB-5.1–5.3); the cards it has not seen
     (MLB-10.1: all but its hand and the discards) dealt uniformly over the
@@ -512,7 +512,7 @@ def sample_world(s: State, seat: int, seed: int) -> State:
     pool = worlds.unaccounted(range(len(CARDS)), seen)
     others = [o for o in range(len(s["names"])) if o != seat]
     mover = s["turn"]
-    if s["status"] == ACTIVE and mover != seat and s["phase"] in (PHASE_PLAY, PHASE_EXCHANGE):
+    if mover != seat and s["phase"] in (PHASE_PLAY, PHASE_EXCHANGE):
         world["hands"][mover] = _mover_hand(rng, s, pool)
         pool = worlds.unaccounted(pool, world["hands"][mover])
         others.remove(mover)
@@ -607,6 +607,6 @@ class MeinLieberBiber(Game):
         """The score is the sticks held (MLB-6.2)."""
         return list(state["sticks"])
 
-    def sample_world(self, state: State, seat: int, seed: int, events: Sequence[core.Event] = ()) -> State:
-        """Needs no history: the state holds every public fact (see :func:`sample_world`)."""
-        return sample_world(state, seat, seed)
+    def deal_world(self, state: State, seat: int, seed: int, events: Sequence[core.Event]) -> State:
+        """Needs no history: the state holds every public fact (see :func:`deal_world`)."""
+        return deal_world(state, seat, seed)

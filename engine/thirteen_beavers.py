@@ -536,7 +536,7 @@ EVENTS: dict[str, EventRule] = {
 # ---------------------------------------------------------------------------
 # Determinization (contract "Worlds and simulation"; docs/games/thirteen-beavers.md).
 # ---------------------------------------------------------------------------
-def sample_world(state: State, seat: int, seed: int) -> State:
+def deal_world(state: State, seat: int, seed: int) -> State:
     """A world for ``seat``: everything public (TB-5.1) and its own fish as
     they are; the draw pile is the cards neither face up nor discarded
     (TB-10.1) in uniform order; the fish nobody has shown (TB-10.2: not held
@@ -651,6 +651,6 @@ class ThirteenBeavers(Game):
         """TB-6.3: a seat's score is its dam's space."""
         return list(state["dam"])
 
-    def sample_world(self, state: State, seat: int, seed: int, events: Sequence[Event] = ()) -> State:
-        """Needs no history: the state holds every public fact (see :func:`sample_world`)."""
-        return sample_world(state, seat, seed)
+    def deal_world(self, state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+        """Needs no history: the state holds every public fact (see :func:`deal_world`)."""
+        return deal_world(state, seat, seed)

@@ -1,4 +1,4 @@
-"""Determinization: the mechanics every game's ``sample_world`` shares.
+"""Determinization: the mechanics every game's ``deal_world`` shares.
 
 A *world* for seat k is a complete state that agrees with everything k knows
 (its view, the cards it has seen where they really are, every public count

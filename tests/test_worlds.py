@@ -33,7 +33,7 @@ import orjson
 import pytest
 
 from engine import REGISTRY
-from engine.core import FINISHED, Event, Game, Move, State, seat_viewer
+from engine.core import FINISHED, Event, Game, MatchFinished, Move, State, seat_viewer
 
 Hit = tuple[bool, float]
 
@@ -564,3 +564,30 @@ def test_a_world_as_the_match_gives_the_same_worlds(game_id: str) -> None:
                 assert twin.world(game, seat, sample_seed) == position.world(game, seat, sample_seed)
             reshuffled += bool(position.state.get("reshuffles"))
     assert reshuffled or game_id in ("mein-lieber-biber",), "no position after a reshuffle"
+
+
+# ---------------------------------------------------------------------------
+# Refusals: nothing to sample, or a history that does not fit.
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("game_id", GAME_IDS)
+def test_a_finished_match_has_no_world(game_id: str) -> None:
+    game = game_of(game_id)
+    names = [f"p{i}" for i in range(game.min_players)]
+    state, events, _ = game.create(names, 3, {})
+    state, new = game.play(state, 1, {"type": "resign"})
+    with pytest.raises(MatchFinished):
+        game.sample_world(state, 0, 0, events + new)
+
+
+@pytest.mark.parametrize("game_id", ["biberbande", "biberclan"])
+def test_after_a_reshuffle_the_round_history_is_required_and_checked(game_id: str) -> None:
+    """Past a reshuffle the pools come from the events (BB-3.6, BC-4.10):
+    none, or events that do not lead to the state, are refused rather than
+    guessed at."""
+    game = game_of(game_id)
+    position = next(p for p in sample_positions(game) if p.state["reshuffles"])
+    with pytest.raises(ValueError, match="no start of the current round"):
+        game.sample_world(position.state, 0, 0)
+    last = max(i for i, e in enumerate(position.events) if e["type"] == "reshuffled")
+    with pytest.raises(ValueError, match="do not lead to this state"):
+        game.sample_world(position.state, 0, 0, position.events[:last])
