@@ -573,9 +573,6 @@ def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pool
     """The round's events as ``seat`` sees them (BB-5.7), replayed for the
     pools: what went face up from where, and each reshuffled pile."""
     viewer = core.seat_viewer(seat)
-    start = max((i for i, e in enumerate(events) if e["type"] == EVENT_ROUND_STARTED), default=None)
-    if start is None:
-        raise ValueError("the events hold no start of the current round")
     pools = _Pools([CODEC.encode(CANONICAL)], [Counter()], [[0] * len(SLOTS) for _ in state["display"]])
     discard = ""
 
@@ -586,7 +583,7 @@ def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pool
         if label != FACE_UP:
             pools.gone[label][code] += 1
 
-    for event in events[start:]:
+    for event in worlds.current_round(events, EVENT_ROUND_STARTED):
         if event["type"] not in EVENTS:  # resigned, timed_out: no card moves
             continue
         e = EVENTS[event["type"]].redact(event, viewer)

@@ -736,12 +736,9 @@ def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pool
     """The round's events as ``seat`` sees them (BC-5.6), replayed for the
     pools: which cards went public from where, each reshuffled pile."""
     viewer = core.seat_viewer(seat)
-    start = max((i for i, e in enumerate(events) if e["type"] == EVENT_ROUND_STARTED), default=None)
-    if start is None:
-        raise ValueError("the events hold no start of the current round")
     pools = _Pools([canonical(state["with_biberbande"])], [Counter()], [[0] * CASTLE_SIZE for _ in state["castles"]])
     discard: list[str] = []
-    for event in events[start:]:
+    for event in worlds.current_round(events, EVENT_ROUND_STARTED):
         if event["type"] not in EVENTS:  # resigned, timed_out: no card moves
             continue
         e = EVENTS[event["type"]].redact(event, viewer)

@@ -19,10 +19,11 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 T = TypeVar("T", bound=Hashable)
+E = TypeVar("E", bound=Mapping[str, Any])
 
 #: a world's own seed lies in the contract's seed range 0 … 2^53−1
 WORLD_SEED_BITS = 53
@@ -48,6 +49,15 @@ def unaccounted(canonical: Sequence[T], accounted: Iterable[T]) -> list[T]:
     if any(count < 0 for count in left.values()):
         raise ValueError("the accounted cards are not part of the deck")
     return [card for card in dict.fromkeys(canonical) for _ in range(left[card])]
+
+
+def current_round(events: Sequence[E], start: str = "round_started") -> Sequence[E]:
+    """The events from the last ``start`` event on (the current round's);
+    ``ValueError`` when there is none."""
+    for i in range(len(events) - 1, -1, -1):
+        if events[i]["type"] == start:
+            return events[i:]
+    raise ValueError("the events hold no start of the current round")
 
 
 def deal(rng: random.Random, pool: Sequence[T], sizes: Sequence[int]) -> list[list[T]]:

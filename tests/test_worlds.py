@@ -2,11 +2,14 @@
 
 Independent checks, per game, of what a world for seat k must be:
 
-* **agreement** — at random playout positions, k's view of every world equals
-  its real view (recall forced to ``"perfect"``, so every card k has seen is
-  compared where it really is), the world holds the game's exact card
-  multisets and public partial facts, and the engine plays it to the end with
-  random legal moves; sampling is pure and repeatable;
+* **agreement** — at positions of playouts (with play that makes the games'
+  rarer situations happen: reshuffles, fish in hands), k's view of every
+  world equals its real view (recall forced to ``"perfect"``, so every card k
+  has seen is compared where it really is), the world holds the game's exact
+  card multisets and public partial facts (a reshuffled pile's cards, no
+  special in a castle, the turn seat's hand fitting its phase …), and the
+  engine plays it to the end with random legal moves; sampling is pure and
+  repeatable, and before a reshuffle the event history changes nothing;
 * **no leak** — over many sample seeds, one hidden slot per world gets its
   true card about as often as a uniform deal among the candidates predicts
   (a z bound that a uniform sampler passes with overwhelming probability);
@@ -14,8 +17,11 @@ Independent checks, per game, of what a world for seat k must be:
   order kept), so the check can fail;
 * **same knowledge, same worlds** — two matches whose stacked decks differ
   only in cards k has not seen, and whose seeds differ, give identical worlds
-  (their future shuffles included, which come from the world's own seed)
-  wherever k's views agree.
+  (their futures included: they come from the world's own seed) wherever
+  k's views agree; and a world used as the match gives the real match's
+  worlds, after reshuffles too;
+* **refusals** — a finished match, and (past a reshuffle) a missing or
+  mismatched history.
 
 The expected hit probabilities are this file's own reading of the rules'
 hidden information (docs/games/*.md, section 5), not the engines' code.
@@ -79,11 +85,11 @@ def positions(game: Game, n: int, seed: int, count: int, options: dict[str, Any]
         seat = rng.choice(game.to_act(state))
         state, new = game.play(state, seat, spec.policy(state, game.legal_moves(state, seat), rng))
         events = events + new
-        kinds = [e["type"] for e in new]
-        if "reshuffled" in kinds and spec.pile:
-            pile = spec.pile(state)
-        if "round_started" in kinds[kinds.index("reshuffled") + 1 if "reshuffled" in kinds else 0:]:
-            pile = None
+        for event in new:
+            if event["type"] == "round_started":
+                pile = None
+            elif event["type"] == "reshuffled" and spec.pile:
+                pile = spec.pile(state)
     stride = max(1, len(found) // count)
     return found[::stride][:count]
 
