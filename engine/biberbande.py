@@ -583,7 +583,7 @@ def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pool
         if label != FACE_UP:
             pools.gone[label][code] += 1
 
-    for event in worlds.current_round(events, EVENT_ROUND_STARTED):
+    for event in worlds.since_last(events, (EVENT_ROUND_STARTED,)):
         if event["type"] not in EVENTS:  # resigned, timed_out: no card moves
             continue
         e = EVENTS[event["type"]].redact(event, viewer)

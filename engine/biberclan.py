@@ -738,7 +738,7 @@ def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pool
     viewer = core.seat_viewer(seat)
     pools = _Pools([canonical(state["with_biberbande"])], [Counter()], [[0] * CASTLE_SIZE for _ in state["castles"]])
     discard: list[str] = []
-    for event in worlds.current_round(events, EVENT_ROUND_STARTED):
+    for event in worlds.since_last(events, (EVENT_ROUND_STARTED,)):
         if event["type"] not in EVENTS:  # resigned, timed_out: no card moves
             continue
         e = EVENTS[event["type"]].redact(event, viewer)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T", bound=Hashable)
@@ -51,13 +51,13 @@ def unaccounted(canonical: Sequence[T], accounted: Iterable[T]) -> list[T]:
     return [card for card in dict.fromkeys(canonical) for _ in range(left[card])]
 
 
-def current_round(events: Sequence[E], start: str = "round_started") -> Sequence[E]:
-    """The events from the last ``start`` event on (the current round's);
-    ``ValueError`` when there is none."""
+def since_last(events: Sequence[E], kinds: Collection[str]) -> Sequence[E]:
+    """The events from the last one whose type is in ``kinds`` on (e.g. the
+    current round's); ``ValueError`` when there is none."""
     for i in range(len(events) - 1, -1, -1):
-        if events[i]["type"] == start:
+        if events[i]["type"] in kinds:
             return events[i:]
-    raise ValueError("the events hold no start of the current round")
+    raise ValueError(f"the events hold no {' or '.join(sorted(kinds))} event")
 
 
 def deal(rng: random.Random, pool: Sequence[T], sizes: Sequence[int]) -> list[list[T]]:

@@ -135,7 +135,7 @@ class WorldSpec:
     slots: Callable[[State, int], list[tuple[Callable[[State], Any], float]]]
     #: whether ``slots`` gives exact uniform probabilities here (no public
     #: fact skews them)
-    plain: Callable[[State, int], bool]
+    plain: Callable[[Position, int], bool]
     #: two creation options that differ only in cards nobody sees early
     variants: Callable[[int], tuple[dict[str, Any], dict[str, Any]]]
     #: the options of the playouts positions are taken from
@@ -157,6 +157,26 @@ def mlb_check(world: State, position: Position, seat: int) -> None:
     if world["phase"] in (PHASE_PLAY, PHASE_EXCHANGE):  # MLB-4.0
         assert can_play(world["pos"], world["hands"][world["turn"]]) == (world["phase"] == PHASE_PLAY)
     assert world["decks"] is None, "MLB-2.1a: a world carries no stacked decks"
+    for o, free in mlb_free(position).items():  # cards held at an exchange since the last play
+        if o != seat:
+            assert sum(can_play(world["pos"], [c]) for c in world["hands"][o]) <= free
+
+
+def mlb_free(position: Position) -> dict[int, int]:
+    """Per seat that exchanged or discarded since the last play (MLB-4.5,
+    MLB-4.6: it could move no beaver then, and only a play moves one), how
+    many of its cards arrived since: the one drawn in the exchange and the
+    top-ups (MLB-4.3).  Its other cards cannot move a beaver now."""
+    free: dict[int, int] = {}
+    for event in position.events:
+        kind, actor = event["type"], event["seat"]
+        if kind in ("played", "round_started"):
+            free = {}
+        elif kind in ("exchanged", "discarded"):
+            free[actor] = 1 if kind == "exchanged" else 0
+        elif kind == "drew" and actor in free:
+            free[actor] += 1
+    return free
 
 
 def mlb_unseen(state: State, seat: int) -> int:
@@ -176,14 +196,22 @@ def mlb_slots(state: State, seat: int) -> list[tuple[Callable[[State], Any], flo
     return slots
 
 
-def mlb_plain(state: State, seat: int) -> bool:
+def mlb_plain(position: Position, seat: int) -> bool:
     """No phase fact (MLB-4.0) constrains another seat's hand."""
-    return state["turn"] == seat or state["phase"] not in ("play", "exchange")
+    state = position.state
+    mover_free = state["turn"] == seat or state["phase"] not in ("play", "exchange")
+    return mover_free and not set(mlb_free(position)) - {seat}
 
 
 def swap_last(items: list[str]) -> list[str]:
     """``items`` with its last two exchanged."""
     return items[:-2] + [items[-1], items[-2]]
+
+
+def mlb_fill(prefix: list[str]) -> list[str]:
+    """MLB-11's ``fill``: ``prefix``, then the other cards in canonical order."""
+    from engine.mein_lieber_biber import CARDS
+    return prefix + [c for c in CARDS if c not in prefix]
 
 
 def mlb_variants(n: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -403,14 +431,16 @@ def bc_variants(n: int) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 SPECS = {spec.game_id: spec for spec in (
-    WorldSpec("biberclan", bc_check, bc_slots, lambda state, seat: state["reshuffles"] == 0, bc_variants,
+    WorldSpec("biberclan", bc_check, bc_slots, lambda position, seat: position.state["reshuffles"] == 0,
+              bc_variants,
               playouts=({"rounds": 2}, {"with_biberbande": True, "recall": "none", "rounds": 1}),
               policy=bc_patient, pile=lambda state: [*state["draw"], state["held"]["card"]]),
-    WorldSpec("biberbande", bb_check, bb_slots, lambda state, seat: state["reshuffles"] == 0, bb_variants,
+    WorldSpec("biberbande", bb_check, bb_slots, lambda position, seat: position.state["reshuffles"] == 0,
+              bb_variants,
               playouts=({"rounds": 2}, {"rounds": 1, "recall": "none"}), policy=bb_patient,
               pile=lambda state: list(state["draw"] + (state["held"] or ""))),
     WorldSpec("mein-lieber-biber", mlb_check, mlb_slots, mlb_plain, mlb_variants),
-    WorldSpec("thirteen-beavers", tb_check, tb_slots, lambda state, seat: True, tb_variants,
+    WorldSpec("thirteen-beavers", tb_check, tb_slots, lambda position, seat: True, tb_variants,
               playouts=({}, {"board": "short"}), policy=tb_fisher),
 )}
 GAME_IDS = sorted(SPECS)
@@ -450,7 +480,7 @@ def test_world_view_equals_real_view_and_plays_to_the_end(game_id: str) -> None:
                 assert seat_view(game, world, seat) == seat_view(game, state, seat)
                 spec.check(world, position, seat)
                 assert world == position.world(game, seat, sample_seed), "sampling is repeatable"
-                if not state.get("reshuffles"):  # the state alone says it all before a reshuffle
+                if state.get("reshuffles") == 0:  # the state alone says it all before a reshuffle
                     assert world == game.sample_world(state, seat, sample_seed)
                 checked += 1
         assert orjson.dumps(state) == frozen, "sampling must not mutate the state"
@@ -470,7 +500,7 @@ def hit_trials(game: Game, spec: WorldSpec, sampler: Sampler, seeds: int = 12) -
     for position in sample_positions(game):
         for seat in range(position.n):
             slots = spec.slots(position.state, seat)
-            if not slots or not spec.plain(position.state, seat):
+            if not slots or not spec.plain(position, seat):
                 continue
             for _ in range(seeds):
                 holds_true, p = slots[(len(trials) * 7919) % len(slots)]
@@ -592,8 +622,45 @@ def test_after_a_reshuffle_the_round_history_is_required_and_checked(game_id: st
     guessed at."""
     game = game_of(game_id)
     position = next(p for p in sample_positions(game) if p.state["reshuffles"])
-    with pytest.raises(ValueError, match="no start of the current round"):
+    with pytest.raises(ValueError, match="no round_started event"):
         game.sample_world(position.state, 0, 0)
     last = max(i for i, e in enumerate(position.events) if e["type"] == "reshuffled")
     with pytest.raises(ValueError, match="do not lead to this state"):
         game.sample_world(position.state, 0, 0, position.events[:last])
+
+
+# ---------------------------------------------------------------------------
+# A public fact only the history shows: a forced exchange (MLB-4.5).
+# ---------------------------------------------------------------------------
+def test_cards_held_through_a_forced_exchange_cannot_move_a_beaver() -> None:
+    """MLB-11 WE2: seat 1 has to exchange twice (nothing it holds can move a
+    beaver) and then holds yellow-1, purple-1 (drawn in the first exchange)
+    and yellow-4.  Nobody has played since, so in seat 0's worlds seat 1
+    holds one card that can move a beaver and two that cannot, the two
+    uniform among the unseen cards that cannot."""
+    from engine.mein_lieber_biber import CARDS, can_play
+    game = game_of("mein-lieber-biber")
+    deck = mlb_fill(["red-1", "yellow-1", "orange-8", "green-1", "purple-8", "blue-1",
+                     "purple-1", "orange-2", "yellow-4"])
+    state, events, _ = game.create(["ana", "bo"], 1, {"deck": deck})
+    for seat, move in [(0, {"type": "play", "card": "red-1", "beaver": "red"}),
+                       (0, {"type": "reward", "take": "stick"}), (0, {"type": "draw", "pile": 1}),
+                       (1, {"type": "exchange", "card": "green-1", "pile": 0}),
+                       (1, {"type": "exchange", "card": "blue-1", "pile": 0})]:
+        state, new = game.play(state, seat, move)
+        events = events + new
+    assert state["phase"] == "play" and [CARDS[c] for c in state["hands"][1]] == ["yellow-1", "yellow-4", "purple-1"]
+    with pytest.raises(ValueError, match="no played or round_started event"):
+        game.sample_world(state, 0, 0)  # the facts come from the events
+    stuck_unseen = [c for c in range(48) if not can_play(state["pos"], [c])
+                    and c not in state["hands"][0] and c not in state["discards"][1]]
+    seen_stuck: Counter[int] = Counter()
+    worlds_drawn = 2000
+    for sample_seed in range(worlds_drawn):
+        hand = game.sample_world(state, 0, sample_seed, events)["hands"][1]
+        movable = [c for c in hand if can_play(state["pos"], [c])]
+        assert len(movable) == 1, "only the card drawn by the last exchange can move a beaver"
+        seen_stuck.update(c for c in hand if c not in movable)
+    assert set(seen_stuck) <= set(stuck_unseen)
+    expected = 2 * worlds_drawn / len(stuck_unseen)
+    assert all(abs(seen_stuck[c] - expected) < 6 * math.sqrt(expected) for c in stuck_unseen)
