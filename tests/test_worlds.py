@@ -463,6 +463,10 @@ def sample_positions(game: Game) -> Iterator[Position]:
 # ---------------------------------------------------------------------------
 # (a) Agreement and validity.
 # ---------------------------------------------------------------------------
+def test_every_registered_game_samples_worlds() -> None:
+    assert sorted(REGISTRY.ids()) == GAME_IDS
+
+
 SAMPLE_SEEDS = (0, 1, 2**53 - 1)
 
 
