@@ -28,10 +28,11 @@ hidden information (docs/games/*.md, section 5), not the engines' code.
 """
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -452,12 +453,13 @@ def game_of(game_id: str) -> Game:
     return game
 
 
-def sample_positions(game: Game) -> Iterator[Position]:
-    """Positions of the game's playouts, 2 and the most players."""
-    for options in SPECS[game.id].playouts:
-        for n in sorted({game.min_players, game.max_players}):
-            for seed in range(2):
-                yield from positions(game, n, 1000 * n + seed, 10, options, SPECS[game.id])
+@functools.cache
+def sample_positions(game: Game) -> tuple[Position, ...]:
+    """Positions of the game's playouts, 2 and the most players (computed
+    once; no test changes them)."""
+    return tuple(position for options in SPECS[game.id].playouts
+                 for n in sorted({game.min_players, game.max_players}) for seed in range(2)
+                 for position in positions(game, n, 1000 * n + seed, 10, options, SPECS[game.id]))
 
 
 # ---------------------------------------------------------------------------
