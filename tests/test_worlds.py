@@ -43,6 +43,8 @@ from engine import REGISTRY
 from engine.core import FINISHED, Event, Game, MatchFinished, Move, State, seat_viewer
 
 Hit = tuple[bool, float]
+#: a hidden slot: does a world hold the true card there; its uniform chance
+Slot = tuple[Callable[[State], Any], float]
 
 
 @dataclass(frozen=True)
@@ -131,9 +133,9 @@ class WorldSpec:
     game_id: str
     #: asserts the world's card multisets and public partial facts
     check: Callable[[State, Position, int], None]
-    #: the hidden slots of ``state`` for ``seat``: slot key → (true card getter
-    #: of a state, uniform probability that a world's slot holds the true card)
-    slots: Callable[[State, int], list[tuple[Callable[[State], Any], float]]]
+    #: the hidden slots of ``state`` for ``seat``: per slot, whether a world
+    #: put the true card there, and how likely a uniform deal does
+    slots: Callable[[State, int], list[Slot]]
     #: whether ``slots`` gives exact uniform probabilities here (no public
     #: fact skews them)
     plain: Callable[[Position, int], bool]
@@ -184,11 +186,11 @@ def mlb_unseen(state: State, seat: int) -> int:
     return 48 - len(state["hands"][seat]) - sum(map(len, state["discards"]))
 
 
-def mlb_slots(state: State, seat: int) -> list[tuple[Callable[[State], Any], float]]:
+def mlb_slots(state: State, seat: int) -> list[Slot]:
     """A card in another hand is in that (sorted) hand with chance |hand|/m;
     a pile position holds its true card with chance 1/m (m unseen cards)."""
     m = mlb_unseen(state, seat)
-    slots: list[tuple[Callable[[State], Any], float]] = []
+    slots: list[Slot] = []
     for o, hand in enumerate(state["hands"]):
         if o != seat:
             slots += [((lambda w, o=o, c=c: c in w["hands"][o]), len(hand) / m) for c in hand]
@@ -238,11 +240,11 @@ def tb_check(world: State, position: Position, seat: int) -> None:
     assert (not world["cave"]) == ("asleep" in world["wolf_out"])  # TB-10.2
 
 
-def tb_slots(state: State, seat: int) -> list[tuple[Callable[[State], Any], float]]:
+def tb_slots(state: State, seat: int) -> list[Slot]:
     """Draw and cave positions: the true value's share of the pile.  Fish
     nobody has shown: stinky only in the pond (uniform position); a plain
     fish slot holds a given kind with that kind's share of the plain fish."""
-    slots: list[tuple[Callable[[State], Any], float]] = []
+    slots: list[Slot] = []
     for key in ("draw", "cave"):
         counts = Counter(state[key])
         slots += [((lambda w, key=key, i=i, c=c: w[key][i] == c), share(counts, c))
@@ -316,7 +318,7 @@ def bb_card_at(state: State, place: tuple[str, int, int]) -> str:
                else state["draw"][a])
 
 
-def bb_slots(state: State, seat: int) -> list[tuple[Callable[[State], Any], float]]:
+def bb_slots(state: State, seat: int) -> list[Slot]:
     """Before a reshuffle all unknown cards are one pool: a place holds its
     true card with that card's share of the pool."""
     truth = {place: bb_card_at(state, place) for place in bb_hidden(state, seat)}
@@ -388,7 +390,7 @@ def bc_card_at(state: State, place: tuple[str, int, int]) -> str:
     return str(card)
 
 
-def bc_slots(state: State, seat: int) -> list[tuple[Callable[[State], Any], float]]:
+def bc_slots(state: State, seat: int) -> list[Slot]:
     """Before a reshuffle all unseen cards are one pool; specials lie only in
     the draw pile (BC-10.1): a castle or held place holds a number with its
     share of the unseen numbers; a draw place a given special with chance
