@@ -787,7 +787,7 @@ def deal_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> S
     places: list[list[tuple[str, int, int]]] = [[] for _ in pools.cards]
     seen: list[list[str]] = [[] for _ in pools.cards]
 
-    def sort(label: int, card: str, visible: bool, place: tuple[str, int, int]) -> None:
+    def classify(label: int, card: str, visible: bool, place: tuple[str, int, int]) -> None:
         if not visible:
             places[label].append(place)
         elif label != DRAWN_PUBLIC:
@@ -796,11 +796,11 @@ def deal_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> S
     for o, castle in enumerate(state["castles"]):
         for i, entry in enumerate(castle):
             if entry is not None:
-                sort(pools.castles[o][i], entry["card"], entry["face"] == UP or bool(entry["knowers"] & me),
+                classify(pools.castles[o][i], entry["card"], entry["face"] == UP or bool(entry["knowers"] & me),
                      ("castle", o, i))
     held = state["held"]
     if held is not None:
-        sort(pools.held, held["card"], held["public"] or state["seat"] == seat or bool(held["knowers"] & me),
+        classify(pools.held, held["card"], held["public"] or state["seat"] == seat or bool(held["knowers"] & me),
              ("held", 0, 0))
     places[pools.draw] += [("draw", i, 0) for i in range(len(state["draw"]))]
     rng = worlds.world_rng(GAME_ID, seed)
