@@ -30,9 +30,12 @@ State (the snapshot: a plain JSON dict, never mutated once returned):
 from __future__ import annotations
 
 import functools
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from engine import core
+from engine import core, worlds
 from engine.core import ACTIVE, FINISHED, INT, PUBLIC, Event, Move, Option, Private, Redacted, State, Turn, Viewer
 
 GAME_ID = "biberbande"
@@ -535,6 +538,127 @@ STATE_COPIERS: core.Copiers = {
 }
 
 
+# --- determinization (contract "Worlds and simulation"; docs/games/biberbande.md) ---------
+#: the pool label of a card that was face up when it reached its slot (BB-5.5, D15)
+FACE_UP = -1
+#: the events of a used special, which goes face up first (BB-4.3)
+_USED_SPECIAL = {EVENT_USED_SWAP: SWAP, EVENT_USED_PEEK: PEEK, EVENT_USED_DRAW2: DRAW2}
+
+
+@dataclass
+class _Pools:
+    """Where the round's hidden cards came from, as the public history says.
+
+    Pool 0 is the round's deck (BB-3.2), pool i the pile of the i-th
+    reshuffle (BB-3.6): exactly the discard pile then, but its top card.
+    ``gone[i]`` counts the cards of pool i seen going face up since;
+    ``slots`` labels every display card with its pool, ``held`` and ``draw``
+    label the held card and the draw pile."""
+
+    cards: list[str]
+    gone: list[Counter[str]]
+    slots: list[list[int]]
+    held: int = 0
+    draw: int = 0
+
+
+def _pools_of_deal(state: State) -> _Pools:
+    """Before any reshuffle every hidden card comes from the deal, and every
+    card that went face up is on the discard pile (BB-5.3)."""
+    return _Pools([CODEC.encode(CANONICAL)], [Counter(state["discard"])],
+                  [[0] * len(SLOTS) for _ in state["display"]])
+
+
+def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pools:
+    """The round's events as ``seat`` sees them (BB-5.7), replayed for the
+    pools: what went face up from where, and each reshuffled pile."""
+    viewer = core.seat_viewer(seat)
+    pools = _Pools([CODEC.encode(CANONICAL)], [Counter()], [[0] * len(SLOTS) for _ in state["display"]])
+    discard = ""
+
+    def face_up(label: int, card: str) -> None:
+        nonlocal discard
+        code = CODEC.code[card]
+        discard += code
+        if label != FACE_UP:
+            pools.gone[label][code] += 1
+
+    for event in worlds.since_last(events, (EVENT_ROUND_STARTED,)):
+        if event["type"] not in EVENTS:  # resigned, timed_out: no card moves
+            continue
+        e = EVENTS[event["type"]].redact(event, viewer)
+        kind, actor = e["type"], e["seat"]
+        if kind == EVENT_DEALT:
+            face_up(0, e["discard"][0])
+        elif kind == EVENT_DREW:
+            pools.held = pools.draw
+        elif kind == EVENT_TOOK_DISCARD:
+            discard = discard[:-1]
+            face_up(pools.slots[actor][e["slot"]], e["discarded"])
+            pools.slots[actor][e["slot"]] = FACE_UP
+        elif kind == EVENT_SWAPPED_DRAWN:
+            face_up(pools.slots[actor][e["slot"]], e["discarded"])
+            pools.slots[actor][e["slot"]] = pools.held
+        elif kind == EVENT_DISCARDED_DRAWN:
+            face_up(pools.held, e["card"])
+        elif kind in _USED_SPECIAL:
+            face_up(pools.held, _USED_SPECIAL[kind])
+        if kind == EVENT_USED_SWAP:
+            mine, theirs = pools.slots[actor], pools.slots[e["target_seat"]]
+            mine[e["slot"]], theirs[e["target_slot"]] = theirs[e["target_slot"]], mine[e["slot"]]
+        elif kind == EVENT_RESHUFFLED:
+            pools.cards.append(discard[:-1])
+            pools.gone.append(Counter())
+            pools.draw, discard = len(pools.cards) - 1, discard[-1]
+    if discard != state["discard"]:
+        raise ValueError("the events do not lead to this state's discard pile")
+    return pools
+
+
+def deal_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+    """A world for ``seat``: every display card it knows (BB-5.5, whatever
+    ``recall``), its held card and every public card where they are; each
+    other display card, another seat's held card and the draw pile dealt
+    uniformly from the cards of their pool not seen going face up
+    (:class:`_Pools`).  Before the round's first reshuffle the state says it
+    all; after one, ``events`` (the match's, at least this round's) tell the
+    pools.  Later reshuffles and rounds come from a fresh seed (BB-3.2)."""
+    pools = _pools_of_history(state, seat, events) if state["reshuffles"] else _pools_of_deal(state)
+    me, current = core.only(seat), _current(state)
+    held_hidden = state["held"] is not None and current != seat
+    places: list[list[tuple[str, int, int]]] = [[] for _ in pools.cards]
+    seen: list[list[str]] = [[] for _ in pools.cards]
+    for s, row in enumerate(state["display"]):
+        for j, code in enumerate(row):
+            label = pools.slots[s][j]
+            if state["known"][s][j] & me:
+                if label != FACE_UP:
+                    seen[label].append(code)
+            else:
+                places[label].append(("display", s, j))
+    if held_hidden:
+        places[pools.held].append(("held", 0, 0))
+    elif state["held"] is not None:
+        seen[pools.held].append(state["held"])
+    places[pools.draw] += [("draw", i, 0) for i in range(len(state["draw"]))]
+    rng = worlds.world_rng(GAME_ID, seed)
+    world = core.copy_layout(state, STATE_COPIERS)
+    rows = [list(row) for row in state["display"]]
+    draw = list(state["draw"])
+    for cards, gone, mine, spots in zip(pools.cards, pools.gone, seen, places):
+        pool = worlds.unaccounted(cards, [*gone.elements(), *mine])
+        for (where, a, b), code in zip(spots, worlds.deal(rng, pool, [len(spots)])[0]):
+            if where == "display":
+                rows[a][b] = code
+            elif where == "held":
+                world["held"] = code
+            else:
+                draw[a] = code
+    world.update(display=["".join(row) for row in rows], draw="".join(draw),
+                 seed=worlds.fresh_seed(rng), decks=[])
+    return world
+
+
 # --- the game ----------------------------------------------------------------------------
 class Biberbande(core.Game):
     """Biberbande: keep the lowest-valued face-down display of four cards."""
@@ -585,3 +709,6 @@ class Biberbande(core.Game):
 
     def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
         return why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
+
+    def deal_world(self, state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+        return deal_world(state, seat, seed, events)

@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine import core
+from engine import core, worlds
 from engine.core import ACTIVE, FINISHED, PUBLIC, Event, Game, Move, Option, Private, Redacted, State, Turn, Viewer
 
 GAME_ID = "biberclan"
@@ -698,6 +699,131 @@ EVENTS = {
 
 
 # ==========================================================================
+# Determinization (contract "Worlds and simulation"; docs/games/biberclan.md)
+# ==========================================================================
+#: the pool label of a card whose value went public when it was drawn (a special, D5)
+DRAWN_PUBLIC = -1
+
+
+@dataclass
+class _Pools:
+    """Where the round's hidden cards came from, as the public history says.
+
+    Pool 0 is the round's deck (BC-3.1), pool i the pile of the i-th
+    reshuffle: exactly the discard pile then (BC-4.10, D17).  ``gone[i]``
+    counts the cards of pool i seen going to the discard or the box since;
+    ``castles`` labels every castle card with its pool, ``held`` and ``draw``
+    label the held card and the draw pile."""
+
+    cards: list[list[str]]
+    gone: list[Counter[str]]
+    castles: list[list[int]]
+    held: int = 0
+    draw: int = 0
+
+
+def _pools_of_deal(state: State) -> _Pools:
+    """Before any reshuffle every card that went public is still on the
+    discard, in the box or the held special (BC-5.1)."""
+    held = state["held"]
+    special = held is not None and held["kind"] == KIND_SPECIAL
+    gone = Counter([*state["discard"], *state["box"], *([held["card"]] if special else [])])
+    return _Pools([canonical(state["with_biberbande"])], [gone], [[0] * CASTLE_SIZE for _ in state["castles"]],
+                  held=DRAWN_PUBLIC if special else 0)
+
+
+def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pools:
+    """The round's events as ``seat`` sees them (BC-5.6), replayed for the
+    pools: which cards went public from where, each reshuffled pile."""
+    viewer = core.seat_viewer(seat)
+    pools = _Pools([canonical(state["with_biberbande"])], [Counter()], [[0] * CASTLE_SIZE for _ in state["castles"]])
+    discard: list[str] = []
+    for event in worlds.since_last(events, (EVENT_ROUND_STARTED,)):
+        if event["type"] not in EVENTS:  # resigned, timed_out: no card moves
+            continue
+        e = EVENTS[event["type"]].redact(event, viewer)
+        kind, actor = e["type"], e["seat"]
+        if kind == EVENT_DREW:
+            pools.held = pools.draw
+            if e["kind"] == KIND_SPECIAL:
+                pools.gone[pools.draw][e["card"]] += 1
+                pools.held = DRAWN_PUBLIC
+        elif kind in (EVENT_PLACED, EVENT_STASHED):
+            pools.castles[actor if kind == EVENT_STASHED else e["target"]][SLOT_INDEX[e["slot"]]] = pools.held
+        elif kind == EVENT_REPLACED:  # the removed card is held, or discarded from the own castle
+            castle, i = pools.castles[e["target"]], SLOT_INDEX[e["slot"]]
+            castle[i], pools.held = pools.held, castle[i]
+            if e["target"] == actor:
+                pools.gone[pools.held][e["removed"]] += 1
+                discard.append(e["removed"])
+        elif kind == EVENT_CLEARED:
+            pools.gone[pools.castles[e["target"]][SLOT_INDEX[e["slot"]]]][e["card"]] += 1
+            discard.append(e["card"])
+        elif kind == EVENT_SWAPPED:
+            a, b = pools.castles[e["target_a"]], pools.castles[e["target_b"]]
+            i, j = SLOT_INDEX[e["slot_a"]], SLOT_INDEX[e["slot_b"]]
+            a[i], b[j] = b[j], a[i]
+        elif kind == EVENT_RESHUFFLED:
+            pools.cards.append(discard)
+            pools.gone.append(Counter())
+            pools.draw, discard = len(pools.cards) - 1, []
+    if discard != state["discard"]:
+        raise ValueError("the events do not lead to this state's discard pile")
+    return pools
+
+
+def deal_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+    """A world for ``seat``: every card it sees or knows (BC-5.1–5.5: face
+    up, known face-down cards whatever ``recall``, its held card, the
+    discard and the box) where it is; each other face-down castle card,
+    another seat's hidden held card and the draw pile dealt uniformly from
+    the cards of their pool not seen going public (:class:`_Pools`), the
+    specials only into the draw pile (BC-10.1: never in a castle or held
+    unseen).  Before the round's first reshuffle the state says it all;
+    after one, ``events`` (the match's, at least this round's) tell the
+    pools.  Later reshuffles and rounds come from a fresh seed (BC-3.1)."""
+    pools = _pools_of_history(state, seat, events) if state["reshuffles"] else _pools_of_deal(state)
+    me = core.only(seat)
+    places: list[list[tuple[str, int, int]]] = [[] for _ in pools.cards]
+    seen: list[list[str]] = [[] for _ in pools.cards]
+
+    def classify(label: int, card: str, visible: bool, place: tuple[str, int, int]) -> None:
+        if not visible:
+            places[label].append(place)
+        elif label != DRAWN_PUBLIC:
+            seen[label].append(card)
+
+    for o, castle in enumerate(state["castles"]):
+        for i, entry in enumerate(castle):
+            if entry is not None:
+                classify(pools.castles[o][i], entry["card"], entry["face"] == UP or bool(entry["knowers"] & me),
+                     ("castle", o, i))
+    held = state["held"]
+    if held is not None:
+        classify(pools.held, held["card"], held["public"] or state["seat"] == seat or bool(held["knowers"] & me),
+             ("held", 0, 0))
+    places[pools.draw] += [("draw", i, 0) for i in range(len(state["draw"]))]
+    rng = worlds.world_rng(GAME_ID, seed)
+    world = core.copy_layout(state, STATE_COPIERS)
+    for cards, gone, mine, spots in zip(pools.cards, pools.gone, seen, places):
+        pool = worlds.unaccounted(cards, [*gone.elements(), *mine])
+        dealt = worlds.deal_confined(rng, pool, [where == "draw" for where, _, _ in spots], _is_special)
+        for (where, a, b), card in zip(spots, dealt):
+            if where == "castle":
+                world["castles"][a][b]["card"] = card
+            elif where == "held":
+                world["held"]["card"] = card
+            else:
+                world["draw"][a] = card
+    world.update(seed=worlds.fresh_seed(rng), decks=[])
+    return world
+
+
+def _is_special(card: str) -> bool:
+    return not is_number(card)
+
+
+# ==========================================================================
 # The working copy of a move: the state copied by its layout (module docstring)
 # ==========================================================================
 def copy_castles(castles: list[Castle]) -> list[Castle]:
@@ -788,3 +914,6 @@ class BiberClan(Game):
         """A reason from public information only (BC-5.8)."""
         reason = explain_slot(state, seat, move) if move.get("type") in {m["type"] for m in legal} else None
         return reason or super().why_illegal(state, seat, move, legal)
+
+    def deal_world(self, state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+        return deal_world(state, seat, seed, events)

@@ -675,6 +675,10 @@ class Game:
         return (f"no legal {move['type']!r} move has these parameters; "
                 "GET legal-moves lists every legal move")
 
+    def deal_world(self, state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+        """The determinization behind :meth:`sample_world` (an active match)."""
+        raise NotImplementedError(f"{self.id} does not sample worlds")
+
     # --- shared entry points -------------------------------------------
     def catalogue(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "summary": self.summary,
@@ -707,6 +711,21 @@ class Game:
         turn = self.turn_class(self, {})
         self.setup(turn, names, seed, options)
         return turn.state, self.checked(turn.events)
+
+    def sample_world(self, state: State, seat: int, seed: int, events: Sequence[Event] = ()) -> State:
+        """A world: a determinization of ``state`` for ``seat`` (contract
+        "Worlds and simulation"), a complete state in which ``seat``'s view,
+        with every card it has seen where it really is, is the real one, and
+        every other hidden card is dealt uniformly among the arrangements
+        that fit the public facts, from a generator seeded by ``seed`` alone;
+        the world's own future randomness comes from a fresh seed, never the
+        match's.  ``events`` is the match's event log so far, for a game whose
+        public history constrains the deal beyond the state (only what
+        ``seat`` sees of it is read).  A pure function of what ``seat`` knows
+        and ``seed`` (:meth:`deal_world`, :mod:`engine.worlds`)."""
+        if self.status(state) == FINISHED:
+            raise MatchFinished("the match is finished; it has no world to sample")
+        return self.deal_world(state, seat, seed, events)
 
     def legal_moves(self, state: State, seat: int) -> list[Move]:
         """Every legal move of ``seat`` now; empty unless it is to act."""

@@ -25,10 +25,12 @@ index 0..47 so hands sort by plain integer order and the snapshot stays small):
 """
 from __future__ import annotations
 
+import random
 from bisect import insort
+from collections.abc import Sequence
 from typing import Any
 
-from engine import core
+from engine import core, worlds
 from engine.core import ACTIVE, FINISHED, PUBLIC, EventRule, Game, Handler, Move, Option, Private, State, Turn, Viewer
 
 GAME_ID = "mein-lieber-biber"
@@ -494,6 +496,77 @@ EVENTS: dict[str, EventRule] = {
 
 
 # --------------------------------------------------------------------------
+# Determinization (contract "Worlds and simulation"; docs/games/mein-lieber-biber.md).
+# --------------------------------------------------------------------------
+def deal_world(s: State, seat: int, seed: int, events: Sequence[core.Event]) -> State:
+    """A world for ``seat``: its own hand, every discard pile, positions,
+    sticks and counts as they are (MLB-5.1–5.3); the cards it has not seen
+    (MLB-10.1: all but its hand and the discards) dealt uniformly over the
+    other hands (sorted, MLB-1.2) and the two piles, among the deals that fit
+    what the public history makes certain about the current positions: the
+    cards a seat held when it had to exchange or discard since the last play
+    (but the one laid down) cannot move a beaver (:func:`_stuck_counts`), nor
+    can any card of a turn seat in phase ``exchange``, while in phase
+    ``play`` one of its other cards can (MLB-4.0).  Later rounds are
+    shuffled from a fresh seed with no stacked ``decks`` (MLB-3.1)."""
+    rng = worlds.world_rng(GAME_ID, seed)
+    world = core.copy_layout(s, STATE_COPIERS)
+    seen = [*s["hands"][seat], *(c for pile in s["discards"] for c in pile)]
+    pool = worlds.unaccounted(range(len(CARDS)), seen)
+    others = [o for o in range(len(s["names"])) if o != seat]
+    stuck = _stuck_counts(s, seat, events)
+    chosen = rng.sample([c for c in pool if not movable_beavers(s["pos"], c)], sum(stuck.values()))
+    held = iter(chosen)
+    hands = {o: [next(held) for _ in range(stuck.get(o, 0))] for o in others}
+    pool = worlds.unaccounted(pool, chosen)
+    mover = s["turn"]
+    if mover != seat and s["phase"] == PHASE_PLAY:
+        more = _some_playable(rng, s, pool, len(s["hands"][mover]) - len(hands[mover]))
+        hands[mover] += more
+        pool = worlds.unaccounted(pool, more)
+    parts = worlds.deal(rng, pool, [len(s["hands"][o]) - len(hands[o]) for o in others]
+                        + [len(pile) for pile in s["piles"]])
+    for o, rest in zip(others, parts):
+        world["hands"][o] = sorted(hands[o] + rest)
+    world["piles"] = parts[len(others):]
+    world["seed"], world["decks"] = worlds.fresh_seed(rng), None
+    return world
+
+
+def _stuck_counts(s: State, seat: int, events: Sequence[core.Event]) -> dict[int, int]:
+    """Per other seat, how many of the cards it holds the public history shows
+    unable to move a beaver at the current positions (which only a play
+    changes, MLB-4.4): after its last exchange (MLB-4.5) or discard (MLB-4.6)
+    since the last play, every card it held then but the one laid down; the
+    card drawn in the exchange and any top-up since (MLB-4.3) are free.  A
+    turn seat in phase ``exchange`` holds only such cards (MLB-4.0).  Reads
+    only public fields of ``events`` (type and seat)."""
+    counts: dict[int, int] = {}
+    fresh: dict[int, int] = {}
+    for e in worlds.since_last(events, (EVENT_PLAYED, EVENT_ROUND_STARTED)):
+        actor = e["seat"]
+        if e["type"] in (EVENT_EXCHANGED, EVENT_DISCARDED):
+            fresh[actor] = 1 if e["type"] == EVENT_EXCHANGED else 0
+        elif e["type"] == EVENT_DREW and actor in fresh:
+            fresh[actor] += 1
+    for o, free in fresh.items():
+        if o != seat:
+            counts[o] = len(s["hands"][o]) - free
+    if s["turn"] != seat and s["phase"] == PHASE_EXCHANGE:
+        counts[s["turn"]] = len(s["hands"][s["turn"]])
+    return counts
+
+
+def _some_playable(rng: random.Random, s: State, pool: list[int], size: int) -> list[int]:
+    """``size`` cards from ``pool``, uniform among those sets with at least one
+    card that can move a beaver (MLB-4.0, MLB-4.1)."""
+    playable = [c for c in pool if movable_beavers(s["pos"], c)]
+    others = [c for c in pool if not movable_beavers(s["pos"], c)]
+    good = worlds.split_count(rng, len(playable), len(others), size, range(1, size + 1))
+    return rng.sample(playable, good) + rng.sample(others, size - good)
+
+
+# --------------------------------------------------------------------------
 # The working copy of a move: the state copied by its layout (module docstring).
 # --------------------------------------------------------------------------
 #: the state's lists by key (per seat or per colour copy with ``list``, a
@@ -562,3 +635,6 @@ class MeinLieberBiber(Game):
     def scores_of(self, state: State) -> list[int]:
         """The score is the sticks held (MLB-6.2)."""
         return list(state["sticks"])
+
+    def deal_world(self, state: State, seat: int, seed: int, events: Sequence[core.Event]) -> State:
+        return deal_world(state, seat, seed, events)

@@ -38,9 +38,11 @@ nothing: a seat never loses sight of a value it saw, so no view has ``known``.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engine import worlds
 from engine.core import (
     ACTIVE,
     FINISHED,
@@ -59,6 +61,7 @@ from engine.core import (
     State,
     Turn,
     Viewer,
+    copy_layout,
     copy_rows,
     deck_option,
     first_seat_option,
@@ -531,6 +534,36 @@ EVENTS: dict[str, EventRule] = {
 
 
 # ---------------------------------------------------------------------------
+# Determinization (contract "Worlds and simulation"; docs/games/thirteen-beavers.md).
+# ---------------------------------------------------------------------------
+def deal_world(state: State, seat: int, seed: int) -> State:
+    """A world for ``seat``: everything public (TB-5.1) and its own fish as
+    they are; the draw pile is the cards neither face up nor discarded
+    (TB-10.1) in uniform order; the fish nobody has shown (TB-10.2: not held
+    by ``seat``, not used) dealt uniformly over the others' hands and the
+    pond, stinky ones only into the pond (a caught stinky is public and
+    spent at once, TB-4.12, TB-5.3); the cave holds the tokens not yet out
+    in uniform order.  Reshuffles come from a fresh seed (TB-4.11)."""
+    rng = worlds.world_rng(GAME_ID, seed)
+    world = copy_layout(state, STATE_COPIERS)
+    draw = worlds.unaccounted(DECK, [state["face_up"], *state["discard"]])
+    rng.shuffle(draw)
+    world["draw"] = draw
+    others = [o for o in range(len(state["names"])) if o != seat]
+    hidden = worlds.unaccounted(FISH, [*state["fish"][seat], *state["used_fish"]])
+    spots = [False] * sum(len(state["fish"][o]) for o in others) + [True] * len(state["pond"])
+    fish = iter(worlds.deal_confined(rng, hidden, spots, STINKY.__eq__))
+    for o in others:
+        world["fish"][o] = [next(fish) for _ in state["fish"][o]]
+    world["pond"] = list(fish)
+    cave = worlds.unaccounted(WOLVES, state["wolf_out"])
+    rng.shuffle(cave)
+    world["cave"] = cave
+    world["seed"] = worlds.fresh_seed(rng)
+    return world
+
+
+# ---------------------------------------------------------------------------
 # The working copy of a move: the state copied by its layout (module docstring).
 # ---------------------------------------------------------------------------
 #: the state's lists by key (lists of ids or strings copy with ``list``,
@@ -617,3 +650,7 @@ class ThirteenBeavers(Game):
     def scores_of(self, state: State) -> list[int]:
         """TB-6.3: a seat's score is its dam's space."""
         return list(state["dam"])
+
+    def deal_world(self, state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+        """Needs no history: the state holds every public fact (see :func:`deal_world`)."""
+        return deal_world(state, seat, seed)
