@@ -232,9 +232,16 @@ def _node_args(binary: str, port: int, workdir: Path, *extra: str) -> list[str]:
             "--daemonize", "no", "--dir", str(workdir), *extra]
 
 
+#: Cluster settings of the recommended topology (docs/store-availability.md):
+#: the shards whose primary answers keep serving while another shard fails over.
+CLUSTER_AVAILABILITY = ("--cluster-require-full-coverage", "no")
+
+
 class Cluster(RedisGroup):
     """A Redis Cluster: ``masters`` primaries sharing the 16384 slots, each
-    with ``replicas`` replicas.  ``url`` names the first primary."""
+    with ``replicas`` replicas (with 2, losing any one node keeps every
+    shard writable with ``REDIS_WAIT_REPLICAS=1``).  ``url`` names the first
+    primary, ``seeds`` every node (a cluster-mode ``REDIS_URL``)."""
 
     def __init__(self, workdir: Path, masters: int = 3, replicas: int = 0):
         super().__init__(workdir)
@@ -247,9 +254,10 @@ class Cluster(RedisGroup):
             node_dir.mkdir(parents=True, exist_ok=True)
             self.start(port, _node_args(binary, port, node_dir, "--cluster-enabled", "yes",
                                         "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1500",
-                                        "--repl-diskless-sync-delay", "0"))
+                                        *CLUSTER_AVAILABILITY, "--repl-diskless-sync-delay", "0"))
         self.masters, self.replicas = ports[:masters], ports[masters:]
         self.url = f"redis://127.0.0.1:{ports[0]}/0"
+        self.seeds = ",".join(f"redis://127.0.0.1:{port}/0" for port in ports)
         clients = {p: redis.Redis(port=p, socket_timeout=2, decode_responses=True) for p in ports}
         try:
             for port in ports:

@@ -2,11 +2,16 @@
 
 * ``single``: ``redis.Redis`` for ``REDIS_URL`` (unset: an in-process
   fakeredis).
-* ``cluster``: redis-py's ``RedisCluster`` bootstrapped from ``REDIS_URL``
-  (any node).  It follows MOVED/ASK and retries TRYAGAIN/CLUSTERDOWN and
-  connection errors itself; it is built on first use (:class:`LazyCluster`),
-  because building it already talks to the cluster and the app must start
-  with the store down.
+* ``cluster``: redis-py's ``RedisCluster`` bootstrapped from the nodes that
+  ``REDIS_URL`` lists (comma-separated seeds, :func:`seeds`; credentials and
+  options come from the first): it asks the first that answers for the slot
+  map, so a process starts and serves while any one seed is down.  It
+  follows MOVED/ASK and retries TRYAGAIN/CLUSTERDOWN and connection errors
+  itself, with a fresh slot map, while the request's store budget lasts
+  (:func:`may_retry`: a failover costs the requests on its shard a wait, not
+  a 503, and the other shards nothing).  It is built on first use
+  (:class:`LazyCluster`), because building it already talks to the cluster
+  and the app must start with the store down.
 * ``sentinel``: redis-py's ``Sentinel`` client for the primary named
   ``REDIS_SENTINEL_MASTER``; it asks the sentinels where the primary is and
   drops connections to a primary that became a replica (READONLY).
@@ -32,6 +37,7 @@ replicas that have this connection's writes); fewer than n in time raises
 """
 from __future__ import annotations
 
+import contextvars
 import select
 import threading
 import time
@@ -42,15 +48,61 @@ import redis
 from gevent import monkey
 from redis._parsers import _HiredisParser
 from redis.backoff import ExponentialBackoff
+from redis.cluster import ClusterNode
 from redis.commands.core import Script
-from redis.exceptions import AskError, ConnectionError, NoScriptError, TimeoutError, TryAgainError
+from redis.connection import parse_url
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    ConnectionError,
+    MovedError,
+    NoScriptError,
+    SlotNotCoveredError,
+    TimeoutError,
+    TryAgainError,
+)
 from redis.retry import Retry
 
 from service.config import Settings
 
-#: Attempts of a replicated cluster write after MOVED/ASK/TRYAGAIN or a lost
-#: node, with the slot map refreshed in between.
+#: Attempts of a cluster command after MOVED/ASK/TRYAGAIN/CLUSTERDOWN or a
+#: lost node, with the slot map refreshed in between, outside a request
+#: (within one: as many as its store budget allows, :func:`may_retry`).
 CLUSTER_ATTEMPTS = 3
+#: Seconds between two such attempts: a failover takes a cluster about
+#: ``cluster-node-timeout`` plus an election, so a request polls it a few
+#: times a second.
+CLUSTER_PAUSE = 0.1
+#: What a failover, a resharding or a lost node answers for a while: tried
+#: again (the client's own loop has its list, ``RedisCluster.ERRORS_ALLOW_RETRY``).
+CLUSTER_TRANSIENT = (AskError, MovedError, TryAgainError, ClusterDownError, SlotNotCoveredError,
+                     ConnectionError, TimeoutError)
+
+#: The request's store deadline (``time.monotonic()``), set by
+#: :meth:`service.store.Store.budget`; None outside a request.
+DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("lodge_redis_deadline", default=None)
+
+
+class BudgetSpent(TimeoutError):
+    """The request's store budget ran out before a command could start
+    (nothing was sent; a cluster client does not retry it)."""
+
+
+def check_deadline() -> None:
+    """Raise :class:`BudgetSpent` once the request's deadline has passed."""
+    deadline = DEADLINE.get()
+    if deadline is not None and time.monotonic() >= deadline:
+        raise BudgetSpent("the request's time budget for the store is spent")
+
+
+def may_retry(failures: int, pause: float = CLUSTER_PAUSE) -> bool:
+    """Whether a cluster command that failed ``failures`` times may be tried
+    again after ``pause``: within a request while its deadline is not reached
+    by then, outside one up to :data:`CLUSTER_ATTEMPTS` tries."""
+    deadline = DEADLINE.get()
+    if deadline is None:
+        return failures < CLUSTER_ATTEMPTS
+    return time.monotonic() + pause < deadline
 
 
 #: The operating system's ``poll`` (``select.poll`` itself when gevent has not patched it).
@@ -94,8 +146,8 @@ def build(settings: Settings) -> Any:
     retry = Retry(ExponentialBackoff(cap=0.2, base=0.02), 2)
     if settings.redis_mode == "cluster":
         if not settings.redis_url:
-            raise ValueError("REDIS_MODE=cluster needs REDIS_URL (any node of the cluster)")
-        return LazyCluster(settings.redis_url, **timeouts,
+            raise ValueError("REDIS_MODE=cluster needs REDIS_URL (nodes of the cluster, comma-separated)")
+        return LazyCluster(seeds(settings.redis_url), **timeouts,
                            retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3))
     if settings.redis_mode == "sentinel":
         if not settings.sentinels:
@@ -111,24 +163,30 @@ def build(settings: Settings) -> Any:
     return fakeredis.FakeRedis()
 
 
+def seeds(redis_url: str) -> tuple[str, ...]:
+    """The node URLs of a cluster-mode ``REDIS_URL`` (``redis://a:7000/0,redis://b:7000/0``)."""
+    urls = tuple(filter(None, (part.strip() for part in redis_url.split(","))))
+    for url in urls:
+        if "host" not in parse_url(url):
+            raise ValueError(f"REDIS_URL: a cluster node must be redis://host:port, got {url!r}")
+    return urls
+
+
 class LazyCluster:
     """A ``RedisCluster`` built on first use, and again after a failed build.
 
-    Scripts are registered on this object (no network needed), every other
-    attribute is the real client's.  :meth:`on_build` hooks run on each
-    client built (e.g. the store's time budget).
+    It bootstraps from ``urls`` (:func:`seeds`), any one of which may be
+    down.  Scripts are registered on this object (no network needed), every
+    other attribute is the real client's.  :meth:`on_build` hooks run on
+    each client built (e.g. the store's time budget).
     """
 
-    def __init__(self, url: str, **kwargs: Any):
-        self._url, self._kwargs = url, kwargs
+    def __init__(self, urls: str | tuple[str, ...], **kwargs: Any):
+        self.urls = (urls,) if isinstance(urls, str) else urls
+        self._kwargs = kwargs
         self._client: redis.RedisCluster | None = None
         self._lock = threading.Lock()
         self._hooks: list[Callable[[redis.RedisCluster], None]] = []
-
-    @property
-    def url(self) -> str:
-        """The node the cluster client bootstraps from (``REDIS_URL``)."""
-        return self._url
 
     def on_build(self, hook: Callable[[redis.RedisCluster], None]) -> None:
         """Run ``hook(client)`` on the cluster client once it is built."""
@@ -153,7 +211,10 @@ class LazyCluster:
         if client is None:
             with self._lock:
                 if self._client is None:
-                    built = redis.RedisCluster.from_url(self._url, **self._kwargs)
+                    first, *others = self.urls
+                    nodes = [ClusterNode(parse_url(url)["host"], parse_url(url).get("port", 6379))
+                             for url in others]
+                    built = redis.RedisCluster.from_url(first, startup_nodes=nodes, **self._kwargs)
                     for hook in self._hooks:
                         hook(built)
                     self._client = built
@@ -178,17 +239,20 @@ class ReplicaWait:
 
     def _on_cluster(self, cluster: redis.RedisCluster, script: Script, keys: list[str], args: list[Any]) -> Any:
         """The node that holds the match's slot, directly (a cluster client
-        sends keyless commands such as WAIT to some other node)."""
-        for attempt in range(CLUSTER_ATTEMPTS):
+        sends keyless commands such as WAIT to some other node), tried again
+        with a fresh slot map while :func:`may_retry`."""
+        failures = 0
+        while True:
+            check_deadline()
             try:
                 node = cluster.get_node_from_key(keys[0])
                 return self._on_node(node.redis_connection, script, keys, args)
-            except (AskError, TryAgainError, ConnectionError, TimeoutError):
-                if attempt == CLUSTER_ATTEMPTS - 1:
+            except CLUSTER_TRANSIENT as error:
+                failures += 1
+                if isinstance(error, BudgetSpent) or not may_retry(failures):
                     raise
-                time.sleep(0.05 * 2 ** attempt)
+                time.sleep(CLUSTER_PAUSE)
                 cluster.nodes_manager.initialize()
-        raise AssertionError("unreachable")
 
     def _on_node(self, client: redis.Redis, script: Script, keys: list[str], args: list[Any]) -> Any:
         for _ in range(2):  # a second time after loading the script into a node without it

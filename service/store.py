@@ -34,7 +34,6 @@ dropped; :mod:`service.history` derives them again from the moves.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import hashlib
 import itertools
 import json
@@ -56,7 +55,9 @@ from service import keys as lua
 from service.cache import LRU
 from service.config import Settings
 from service.keys import Keys
-from service.redis_client import LazyCluster
+from service.redis_client import CLUSTER_PAUSE, CLUSTER_TRANSIENT, LazyCluster, may_retry
+from service.redis_client import DEADLINE as _DEADLINE
+from service.redis_client import check_deadline as _check_deadline
 
 T = TypeVar("T")
 #: Decoded archives of finished matches cached per worker (each up to ~100 KB).
@@ -165,9 +166,6 @@ class WriteUnsettled(redis.exceptions.TimeoutError):
 UNSETTLED = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.ClusterError)
 
 
-_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("lodge_redis_deadline", default=None)
-
-
 class BudgetRetry(Retry):
     """redis-py's retry, bounded by the request's deadline (:meth:`Store.budget`).
 
@@ -200,10 +198,17 @@ class BudgetRetry(Retry):
                     time.sleep(pause)
 
 
-def _check_deadline() -> None:
-    deadline = _DEADLINE.get()
-    if deadline is not None and time.monotonic() >= deadline:
-        raise redis.exceptions.TimeoutError("the request's time budget for the store is spent")
+class ClusterBudgetRetry(BudgetRetry):
+    """A ``RedisCluster``'s retry: within a request it allows as many
+    attempts as the deadline leaves room for (each starts only before it,
+    after a pause: :func:`_bound_cluster`)."""
+
+    def get_retries(self) -> int:
+        return CLUSTER_RETRIES_IN_BUDGET if _DEADLINE.get() is not None else self._retries
+
+
+#: A cluster client's retries within a request: the deadline ends them first.
+CLUSTER_RETRIES_IN_BUDGET = 10_000
 
 
 @dataclass(frozen=True)
@@ -646,7 +651,9 @@ def _bound_retries(client: Any) -> None:
     its ``Retry``: replaced by a :class:`BudgetRetry`.  ``RedisCluster`` has
     ``set_retry`` but no ``get_retry`` and never calls ``call_with_retry``:
     it loops over ``retry.get_retries()`` attempts itself (refreshing the
-    slot map in between), so each attempt checks the deadline first.  A
+    slot map in between), so each attempt checks the deadline first, and
+    within a request (:class:`ClusterBudgetRetry`) CLUSTERDOWN, a lost node
+    and the like are tried again every ``CLUSTER_PAUSE`` until the deadline.  A
     :class:`LazyCluster` gets the same once it builds its client (building
     it here would talk to the cluster)."""
     if isinstance(client, LazyCluster):
@@ -665,12 +672,17 @@ def _bound_cluster(cluster: redis.RedisCluster) -> None:
     if getattr(cluster, "_lodge_bounded", False):
         return
     retry = cluster.retry
-    cluster.set_retry(BudgetRetry(retry._backoff, retry._retries, retry._supported_errors))
+    cluster.set_retry(ClusterBudgetRetry(retry._backoff, retry._retries, retry._supported_errors))
     attempt = cluster._execute_command
 
     def bounded(target_node: Any, *args: Any, **kwargs: Any) -> Any:
         _check_deadline()
-        return attempt(target_node, *args, **kwargs)
+        try:
+            return attempt(target_node, *args, **kwargs)
+        except CLUSTER_TRANSIENT:
+            if _DEADLINE.get() is not None and may_retry(1):
+                time.sleep(CLUSTER_PAUSE)  # the client tries again at once, with a fresh slot map
+            raise
 
     cluster._execute_command = bounded  # type: ignore[method-assign]
     cluster._lodge_bounded = True  # type: ignore[attr-defined]

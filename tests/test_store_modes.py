@@ -152,9 +152,9 @@ def test_limits_storage_for_every_mode():
 
     single = fakeredis.FakeRedis()
     assert limits.storage(single, Settings.from_env({})) == ("redis://", {"connection_pool": single.connection_pool})
-    lazy = LazyCluster("redis://10.0.0.7:7000/0")
-    uri, options = limits.storage(lazy, Settings.from_env({"REDIS_MODE": "cluster", "REDIS_URL": lazy.url}))
-    assert (uri, options) == ("redis+cluster://10.0.0.7:7000", {"client": lazy})
+    lazy = LazyCluster(("redis://10.0.0.7:7000/0", "redis://10.0.0.8:7000/0"))
+    uri, options = limits.storage(lazy, Settings.from_env({"REDIS_MODE": "cluster"}))
+    assert (uri, options) == ("redis+cluster://10.0.0.7:7000,10.0.0.8:7000", {"client": lazy})
     uri, options = limits.storage(object(), Settings.from_env(
         {"REDIS_MODE": "sentinel", "REDIS_SENTINELS": "a:1,b:2", "REDIS_SENTINEL_MASTER": "m", "REDIS_TIMEOUT": "2"}))
     assert uri == "redis+sentinel://a:1,b:2/m"

@@ -1,0 +1,117 @@
+"""Store availability on real servers (issue 27; api.md "Storage" 1.2):
+cluster seeds, a failover that costs its shard seconds and the other shards
+nothing, honest answers when nothing was sent.  See docs/store-availability.md.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from devtools import servers
+from engine import REGISTRY
+from service.keys import Keys
+from tests.http_helpers import Api, Match, assert_problem
+from tests.playout import play_out
+from tests.test_store_modes import settings_app
+
+
+@pytest.fixture(autouse=True)
+def _no_rate_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hundreds of requests a second from one client: the store is measured, not the limits."""
+    monkeypatch.setenv("RATE_LIMIT_ENABLED", "false")
+
+
+def shards(cluster: servers.Cluster, match_ids: list[str]) -> dict[int, list[str]]:
+    """The matches on each primary, by its port."""
+    client = redis.RedisCluster.from_url(cluster.url)
+    try:
+        found: dict[int, list[str]] = {port: [] for port in cluster.masters}
+        for mid in match_ids:
+            found[int(client.get_node_from_key(Keys(mid).snap).port)].append(mid)
+        return found
+    finally:
+        client.close()
+
+
+class Games:
+    """4-seat Thirteen Beavers matches (325 moves) played one move at a time
+    along a seeded playout."""
+
+    def __init__(self, api: Api):
+        engine = REGISTRY.get("thirteen-beavers")
+        assert engine is not None
+        self.api = api
+        self.moves = play_out(engine, 4, 21, {}).moves
+        self.version: dict[str, int] = {}
+        self.matches: dict[str, Match] = {}
+
+    def create(self) -> Match:
+        m = self.api.create(4, game="thirteen-beavers", seed=21)
+        self.matches[m.id], self.version[m.id] = m, 0
+        return m
+
+    def step(self, match_id: str) -> Any:
+        """Play the match's next move (None once finished); a 503 is retried
+        with the same Idempotency-Key."""
+        m, v = self.matches[match_id], self.version[match_id]
+        if v == len(self.moves):  # finished
+            return None
+        seat, move = self.moves[v]
+        r = self.api.move(m.id, m.token(seat), move, v, headers={"Idempotency-Key": f"{m.id}-{v}"})
+        if r.status == 200:
+            self.version[match_id] = v + 1
+        return r
+
+
+def test_cluster_failover_costs_its_shard_seconds_others_nothing_and_seeds_start_without_it(tmp_path: Path):
+    """3 primaries with 2 replicas each, ``REDIS_WAIT_REPLICAS=1``,
+    ``cluster-require-full-coverage no`` (docs/store-availability.md): the
+    node named first in ``REDIS_URL`` (a primary) is SIGKILLed while moves
+    are played on every shard.  No request anywhere gets a 503: the other
+    shards keep answering at once, the dead shard's requests wait within
+    their store budget until a replica has taken over, and its first
+    acknowledged write comes within 5 s.  Then a fresh instance started with
+    the seeds, the first one dead, serves every shard; started with only the
+    dead node it cannot (503)."""
+    cluster = servers.Cluster(tmp_path, masters=3, replicas=2)
+    try:
+        env = {"REDIS_MODE": "cluster", "REDIS_URL": cluster.seeds, "REDIS_WAIT_REPLICAS": "1",
+               "REDIS_TIMEOUT": "0.5"}
+        games = Games(settings_app(**env))
+        by_shard = shards(cluster, [games.create().id for _ in range(12)])
+        assert min(len(ids) for ids in by_shard.values()) >= 1, by_shard
+        dead = cluster.masters[0]
+        assert cluster.url.endswith(f":{dead}/0")
+        for ids in by_shard.values():
+            for mid in ids:
+                assert games.step(mid).status == 200
+        cluster.kill(dead)
+        killed = time.monotonic()
+        first_write: float | None = None
+        statuses: dict[str, list[int]] = {"dead": [], "others": []}
+        while time.monotonic() < killed + 6:
+            for port, ids in by_shard.items():
+                for mid in ids:
+                    r = games.step(mid)
+                    if r is None:
+                        continue
+                    statuses["dead" if port == dead else "others"].append(r.status)
+                    if port == dead and r.status == 200 and first_write is None:
+                        first_write = time.monotonic() - killed
+        assert set(statuses["others"]) == {200}, statuses
+        assert set(statuses["dead"]) == {200}, statuses
+        assert first_write is not None and first_write <= 5, first_write
+
+        fresh = Games(settings_app(**env))
+        for _ in range(9):
+            m = fresh.create()
+            assert fresh.step(m.id).status == 200
+        assert fresh.api.get("/readyz").status == 200
+        lone = settings_app(**{**env, "REDIS_URL": cluster.url})
+        assert_problem(lone.get("/readyz"), 503, "store_unavailable")
+    finally:
+        cluster.stop()
