@@ -28,6 +28,13 @@ own ``poll`` instead (one system call, 1.5–7 µs) and leaves anything else to
 redis-py: a socket that reads as ready, TLS, or a wait.  ``single`` and
 ``sentinel`` use it; redis-py's cluster client takes no parser setting.
 
+Honest answers (:func:`noting_sends`): every connection this module builds
+notes, for the write under way, that it reached a server (a connection was
+being opened) and whether a script left for it.  A write that failed before
+any script was sent was not applied (503 "nothing was changed"); once one
+was sent, it may have been (:class:`service.store.WriteUnsettled`).  A
+client built elsewhere notes nothing, and its failures count as "may have".
+
 Durability (:class:`ReplicaWait`): replication in Redis is asynchronous, so a
 write acknowledged by the primary alone is lost when the primary dies before
 its replica got it.  With ``REDIS_WAIT_REPLICAS`` = n > 0 every write script
@@ -37,11 +44,14 @@ replicas that have this connection's writes); fewer than n in time raises
 """
 from __future__ import annotations
 
+import contextlib
 import contextvars
+import functools
 import select
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import redis
@@ -62,6 +72,7 @@ from redis.exceptions import (
     TryAgainError,
 )
 from redis.retry import Retry
+from redis.sentinel import SentinelManagedConnection
 
 from service.config import Settings
 
@@ -130,6 +141,71 @@ def _quiet(sock: Any) -> bool:
     return not poller.poll(0)
 
 
+@dataclass
+class Sends:
+    """What the connections of this module did during one write
+    (:func:`noting_sends`): ``noted`` one of them was used, ``script`` a
+    script command (EVAL/EVALSHA) left for a server."""
+
+    noted: bool = False
+    script: bool = False
+
+    @property
+    def nothing_sent(self) -> bool:
+        """Certain that no script reached a server (a client of this module said so)."""
+        return self.noted and not self.script
+
+
+_SENDS: contextvars.ContextVar[Sends | None] = contextvars.ContextVar("lodge_redis_sends", default=None)
+
+
+@contextlib.contextmanager
+def noting_sends() -> Iterator[Sends]:
+    """Note what the connections do during the block (one write)."""
+    sends = Sends()
+    token = _SENDS.set(sends)
+    try:
+        yield sends
+    finally:
+        _SENDS.reset(token)
+
+
+class _NotesSends:
+    """A connection that notes in the :class:`Sends` of the write under
+    way that it was used, and when a script command is about to be written
+    to the socket (after connecting: a refused connection sent nothing)."""
+
+    def connect(self) -> None:
+        sends = _SENDS.get()
+        if sends is not None:
+            sends.noted = True
+        super().connect()  # type: ignore[misc]
+
+    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        sends = _SENDS.get()
+        if sends is not None and _is_script(command):
+            sends.noted = True
+            if not self._sock:  # type: ignore[attr-defined]
+                self.connect()
+            if check_health:
+                self.check_health()  # type: ignore[attr-defined]
+            sends.script, check_health = True, False
+        super().send_packed_command(command, check_health)  # type: ignore[misc]
+
+
+def _is_script(command: Any) -> bool:
+    """A packed command (or pipeline) that starts with EVAL or EVALSHA."""
+    first = command if isinstance(command, (bytes, str)) else (command[0] if command else b"")
+    head = first[:32].encode() if isinstance(first, str) else bytes(first[:32])
+    return b"\r\nEVAL" in head.upper()
+
+
+@functools.cache
+def noting(connection_class: type) -> type:
+    """``connection_class`` (plain, TLS, Unix socket, sentinel-managed) noting its sends."""
+    return type(f"Noting{connection_class.__name__}", (_NotesSends, connection_class), {})
+
+
 class NotReplicated(redis.exceptions.RedisError):
     """A write reached the primary but not ``REDIS_WAIT_REPLICAS`` replicas in time."""
 
@@ -154,10 +230,11 @@ def build(settings: Settings) -> Any:
             raise ValueError("REDIS_MODE=sentinel needs REDIS_SENTINELS (host:port,...)")
         sentinel = redis.Sentinel(list(settings.sentinels), sentinel_kwargs=timeouts, **timeouts)
         return sentinel.master_for(settings.sentinel_master, retry=retry, health_check_interval=30,
-                                   parser_class=Parser)
+                                   parser_class=Parser, connection_class=noting(SentinelManagedConnection))
     if settings.redis_url:
+        connection_class = noting(parse_url(settings.redis_url).get("connection_class", redis.Connection))
         return redis.Redis.from_url(settings.redis_url, **timeouts, health_check_interval=30, retry=retry,
-                                    parser_class=Parser)
+                                    parser_class=Parser, connection_class=connection_class)
     import fakeredis
 
     return fakeredis.FakeRedis()
@@ -197,7 +274,7 @@ class LazyCluster:
             hook(client)
 
     def register_script(self, script: str) -> Script:
-        return Script(self, script)  # type: ignore[arg-type]  # duck-typed: evalsha and get_encoder
+        return NodeScript(self, script)  # type: ignore[arg-type]  # duck-typed: evalsha and get_encoder
 
     def get_encoder(self) -> Any:
         from redis._parsers import Encoder
@@ -211,18 +288,41 @@ class LazyCluster:
         if client is None:
             with self._lock:
                 if self._client is None:
-                    first, *others = self.urls
-                    nodes = [ClusterNode(parse_url(url)["host"], parse_url(url).get("port", 6379))
-                             for url in others]
-                    built = redis.RedisCluster.from_url(first, startup_nodes=nodes, **self._kwargs)
+                    built = self._build()
                     for hook in self._hooks:
                         hook(built)
                     self._client = built
                 client = self._client
         return client
 
+    def _build(self) -> redis.RedisCluster:
+        """The client, bootstrapped from every seed, with the first one's
+        credentials and options and connections noting sends (TLS too: the
+        first URL's ``rediss`` scheme becomes the connection class)."""
+        first, *others = self.urls
+        connection_class = noting(parse_url(first).get("connection_class", redis.Connection))
+        if first.startswith("rediss://"):
+            first = "redis://" + first[len("rediss://"):]
+        nodes = [ClusterNode(found["host"], found.get("port", 6379)) for found in map(parse_url, others)]
+        return redis.RedisCluster(url=first, startup_nodes=nodes, connection_class=connection_class, **self._kwargs)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real, name)
+
+
+class NodeScript(Script):
+    """A script of a cluster client: missing on the node of its keys (a
+    fresh node, a promoted replica), it is sent whole with EVAL, which also
+    caches it there, instead of redis-py's SCRIPT LOAD to every primary,
+    which fails while any one of them is down."""
+
+    def __call__(self, keys: Any = None, args: Any = None, client: Any = None) -> Any:
+        keys, args = list(keys or ()), list(args or ())
+        client = client or self.registered_client
+        try:
+            return client.evalsha(self.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            return client.eval(self.script, len(keys), *keys, *args)
 
 
 class ReplicaWait:

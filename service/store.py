@@ -10,9 +10,12 @@ snapshot seen of a match is cached too, but only the write path
 a stale one.  Reads that must be current go to Redis.
 
 Redis ``ConnectionError``/``TimeoutError`` (and a cluster's ``ClusterError``)
-propagate unchanged; the web layer maps them to 503.  A failure while a move
-or delete script may already have run raises :class:`WriteUnsettled` (a
-``TimeoutError``) so the caller can say the move may have been applied.
+propagate unchanged; the web layer maps them to 503 ("nothing was
+changed").  A failure once a move, claim or delete script may have been sent
+raises :class:`WriteUnsettled` (a ``TimeoutError``) so the caller can say the
+move may have been applied; a failure the client saw before any script left
+(a refused connection, no primary, the budget spent) is not one
+(:func:`service.redis_client.noting_sends`).
 Every write is a single Lua script, so nothing is ever half-written; keys of
 a match that disagree raise :class:`DamagedMatch`.  Every script declares
 every key it touches and every multi-key read is a script too (no MULTI), so
@@ -55,7 +58,7 @@ from service import keys as lua
 from service.cache import LRU
 from service.config import Settings
 from service.keys import Keys
-from service.redis_client import CLUSTER_PAUSE, CLUSTER_TRANSIENT, LazyCluster, may_retry
+from service.redis_client import CLUSTER_PAUSE, CLUSTER_TRANSIENT, LazyCluster, may_retry, noting_sends
 from service.redis_client import DEADLINE as _DEADLINE
 from service.redis_client import check_deadline as _check_deadline
 
@@ -340,10 +343,7 @@ class Store:
         for step_entry, step_events in ((entry, events), *later):
             args += [orjson.dumps(step_entry), len(step_events), *(orjson.dumps(e) for e in step_events)]
         _check_deadline()
-        try:
-            reply = self._write(self._apply, keys, args)
-        except UNSETTLED as exc:
-            raise WriteUnsettled(str(exc)) from exc
+        reply = self._unsettled_write(self._apply, keys, args)
         outcome = reply[0]
         if outcome == b"ok":
             version = int(reply[1])
@@ -379,10 +379,7 @@ class Store:
         once the script may have been sent raises :class:`WriteUnsettled`."""
         k = Keys(match_id)
         _check_deadline()
-        try:
-            reply = self._write(self._claim, [k.meta, k.snap], [Keys.claim(seat), token_hash])
-        except UNSETTLED as exc:
-            raise WriteUnsettled(str(exc)) from exc
+        reply = self._unsettled_write(self._claim, [k.meta, k.snap], [Keys.claim(seat), token_hash])
         outcome = reply.decode() if isinstance(reply, bytes) else str(reply)
         if outcome == "damaged":
             raise DamagedMatch(match_id, "snap")
@@ -420,13 +417,22 @@ class Store:
             while removed < 0:  # -1: a move added an idempotency record meanwhile
                 records = self._idem_records(k)
                 _check_deadline()
-                try:
-                    removed = self._write(self._delete, k.fixed() + records, [])
-                except UNSETTLED as exc:
-                    raise WriteUnsettled(str(exc)) from exc
+                removed = self._unsettled_write(self._delete, k.fixed() + records, [])
         finally:
             self.forget(match_id)
         return bool(removed)
+
+    def _unsettled_write(self, script: Script, keys: list[str], args: list[Any]) -> Any:
+        """Run a write script; a store failure raises :class:`WriteUnsettled`
+        unless the client knows that no script was sent (then the failure
+        itself: nothing was applied)."""
+        with noting_sends() as sends:
+            try:
+                return self._write(script, keys, args)
+            except UNSETTLED as exc:
+                if sends.nothing_sent:
+                    raise
+                raise WriteUnsettled(str(exc)) from exc
 
     def _idem_records(self, k: Keys) -> list[str]:
         """The idempotency record keys the match's ``idems`` lists now (a

@@ -4,6 +4,8 @@ nothing, honest answers when nothing was sent.  See docs/store-availability.md.
 """
 from __future__ import annotations
 
+import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -113,5 +115,59 @@ def test_cluster_failover_costs_its_shard_seconds_others_nothing_and_seeds_start
         assert fresh.api.get("/readyz").status == 200
         lone = settings_app(**{**env, "REDIS_URL": cluster.url})
         assert_problem(lone.get("/readyz"), 503, "store_unavailable")
+    finally:
+        cluster.stop()
+
+
+def test_a_refused_connection_says_nothing_was_applied_and_nothing_was(tmp_path: Path):
+    """A move against a Redis that is gone (the connection refused: nothing
+    sent) is 503 saying nothing was changed, never "may have been applied";
+    the same match's move while the Redis is frozen (the script sent, no
+    answer) says it may have been (tests/test_store_faults.py covers that
+    with the retry that settles it).  After a restart on the same port (AOF)
+    the refused move is indeed not in the log and plays normally."""
+    proc, url = servers.start_redis(tmp_path, persistence=servers.AOF_ALWAYS)
+    try:
+        games = Games(settings_app(REDIS_URL=url, REDIS_TIMEOUT="0.5", REDIS_BUDGET="1"))
+        m = games.create()
+        assert games.step(m.id).status == 200
+        servers.stop_process(proc)
+        body = assert_problem(games.step(m.id), 503, "store_unavailable")
+        assert "nothing was changed" in body["detail"] and "may have been applied" not in body["detail"], body
+        proc, _ = servers.start_redis(tmp_path, port=int(url.rsplit(":", 1)[1].split("/")[0]),
+                                      persistence=servers.AOF_ALWAYS)
+        assert redis.Redis.from_url(url).llen(Keys(m.id).moves) == 1
+        assert games.step(m.id).status == 200
+        os.kill(proc.pid, signal.SIGSTOP)
+        try:
+            body = assert_problem(games.step(m.id), 503, "store_unavailable")
+        finally:
+            os.kill(proc.pid, signal.SIGCONT)
+        assert "may have been applied" in body["detail"], body
+    finally:
+        servers.stop_process(proc)
+
+
+def test_a_dead_cluster_shard_without_replicas_says_nothing_was_applied(tmp_path: Path):
+    """Cluster mode, a primary without replica killed: a move on its shard
+    retries within the budget (the slot map refreshed through the other
+    nodes), then answers 503 saying nothing was changed; the other shards
+    play on (``cluster-require-full-coverage no``)."""
+    cluster = servers.Cluster(tmp_path, masters=3)
+    try:
+        games = Games(settings_app(REDIS_MODE="cluster", REDIS_URL=cluster.seeds, REDIS_WAIT_REPLICAS="0",
+                                   REDIS_TIMEOUT="0.5", REDIS_BUDGET="1"))
+        by_shard = shards(cluster, [games.create().id for _ in range(12)])
+        dead = cluster.masters[1]
+        cluster.kill(dead)
+        for port, ids in by_shard.items():
+            for mid in ids:
+                r = games.step(mid)
+                if port != dead:
+                    assert r.status == 200, r
+                    continue
+                body = assert_problem(r, 503, "store_unavailable")
+                assert r.header("retry-after")
+                assert "nothing was changed" in body["detail"] and "may have" not in body["detail"], body
     finally:
         cluster.stop()
