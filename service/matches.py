@@ -50,6 +50,7 @@ from service import auth, clock, lobby, metrics, seats
 from service.errors import ApiError, clip, clip_echoes
 from service.history import History, replay, stamp
 from service.notify import Notifier
+from service.redis_client import outage
 from service.store import ApplyResult, Archive, DamagedMatch, Meta, Snapshot, Store, WriteUnsettled, fingerprint
 
 log = logging.getLogger(__name__)
@@ -83,7 +84,7 @@ def _store_faults(method: F) -> F:
                     f"the store has lost part of this match's data (its {exc.key!r} key: evicted or "
                     "deleted); it cannot be served or changed, only deleted by its admin")) from None
             except WriteUnsettled as exc:
-                log.warning("store failed during a write: %s", exc)
+                outage.failed(exc)
                 raise _unavailable(self.store, (
                     "the match store stopped answering while the change was being written: it may "
                     "have been applied. Retry with the same Idempotency-Key or version to settle it "
@@ -198,7 +199,7 @@ class Lodge:
         try:
             outcome = self.store.claim(match_id, seat, auth.token_hash(token))
         except WriteUnsettled as exc:
-            log.warning("store failed during a claim: %s", exc)
+            outage.failed(exc)
             raise _unavailable(self.store, (
                 "the match store stopped answering while the seat was being claimed: it may be claimed now "
                 "(GET …/seats shows it); if it is, its token is lost, else claim it again")) from None

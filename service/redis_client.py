@@ -47,6 +47,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import logging
 import select
 import threading
 import time
@@ -75,6 +76,8 @@ from redis.retry import Retry
 from redis.sentinel import SentinelManagedConnection
 
 from service.config import Settings
+
+log = logging.getLogger(__name__)
 
 #: Attempts of a cluster command after MOVED/ASK/TRYAGAIN/CLUSTERDOWN or a
 #: lost node, with the slot map refreshed in between, outside a request
@@ -204,6 +207,48 @@ def _is_script(command: Any) -> bool:
 def noting(connection_class: type) -> type:
     """``connection_class`` (plain, TLS, Unix socket, sentinel-managed) noting its sends."""
     return type(f"Noting{connection_class.__name__}", (_NotesSends, connection_class), {})
+
+
+class Outage:
+    """The store's reachability as this process sees it, logged as one
+    warning when it is lost and one when it is back (with how long it was
+    gone), not a line per failed request or sweep.
+
+    :meth:`failed` is called on every store failure (a 503, a failed sweep
+    or notifier subscription); :meth:`ok` when a look at the whole store
+    succeeded (the clock sweeper's, every worker, several times a second),
+    not after a request, which may have been served from the cache or by a
+    healthy shard."""
+
+    def __init__(self) -> None:
+        self._since: float | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def down(self) -> bool:
+        return self._since is not None
+
+    def failed(self, error: BaseException) -> None:
+        with self._lock:
+            first = self._since is None
+            if first:
+                self._since = time.monotonic()
+        if first:
+            log.warning("store unreachable: %s (requests that need it answer 503 until it is back)", error)
+        else:
+            log.debug("store still unreachable: %s", error)
+
+    def ok(self) -> None:
+        if self._since is None:
+            return
+        with self._lock:
+            since, self._since = self._since, None
+        if since is not None:
+            log.warning("store reachable again after %.1f s", time.monotonic() - since)
+
+
+#: This process's :class:`Outage`.
+outage = Outage()
 
 
 class NotReplicated(redis.exceptions.RedisError):

@@ -13,6 +13,10 @@ moves are written by the same compare-and-set as every move, so a deadline
 is enforced exactly once even if two sweepers (or a sweeper and a player)
 race: the loser's write is a conflict and changes nothing.
 
+A store that cannot be reached is logged once per outage, by
+:data:`service.redis_client.outage` (a successful look at the schedule
+ends it), not once per look.
+
 A sweeper that dies holding a lease leaves the entry to the others once the
 lease ends (:data:`LEASE_MS`).  A deadline is so enforced at the latest
 about ``INTERVAL`` plus the time of the write after it passes while the
@@ -28,7 +32,9 @@ from typing import Any
 
 from service import clock
 from service.context import EXTENSION
+from service.errors import is_store_fault
 from service.matches import Lodge
+from service.redis_client import outage
 from service.store import DamagedMatch
 
 log = logging.getLogger(__name__)
@@ -67,8 +73,8 @@ class Sweeper:
             except DamagedMatch:  # it cannot move any more (only its admin can delete it)
                 log.error("match %s is damaged: dropped from the clock schedule", match_id)
                 when = None
-            except Exception:  # a store fault or a bug: log it, keep sweeping, look again soon
-                log.exception("sweeping match %s failed", match_id)
+            except Exception as exc:  # a store fault or a bug: log it, keep sweeping, look again soon
+                _failed(exc, "sweeping match %s failed", match_id)
                 when = clock.now_ms() + RETRY_MS
             schedule.settle(match_id, lease, when)
         return taken
@@ -78,12 +84,23 @@ class Sweeper:
         while alive() and not self.stopped.is_set():
             try:
                 self.sweep()
-            except Exception:  # the store is down: try again next time
-                log.warning("sweeping the clock schedule failed", exc_info=True)
+            except Exception as exc:  # try again next time
+                _failed(exc, "sweeping the clock schedule failed")
+            else:
+                outage.ok()  # every shard's schedule was read
             time.sleep(self.interval)
 
     def stop(self) -> None:
         self.stopped.set()
+
+
+def _failed(error: Exception, message: str, *args: Any) -> None:
+    """A store fault goes to :data:`service.redis_client.outage` (one line
+    per outage); anything else is a bug, logged with its traceback."""
+    if is_store_fault(error):
+        outage.failed(error)
+    else:
+        log.error(message, *args, exc_info=error)
 
 
 def start(app: Any, alive: Callable[[], bool] = lambda: True) -> Sweeper:

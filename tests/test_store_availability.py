@@ -5,6 +5,7 @@ nothing, honest answers when nothing was sent.  See docs/store-availability.md.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -16,6 +17,7 @@ import redis
 from devtools import servers
 from engine import REGISTRY
 from service.keys import Keys
+from tests.conftest import requests_api, start_gunicorn
 from tests.http_helpers import Api, Match, assert_problem
 from tests.playout import play_out
 from tests.test_store_modes import settings_app
@@ -171,3 +173,41 @@ def test_a_dead_cluster_shard_without_replicas_says_nothing_was_applied(tmp_path
                 assert "nothing was changed" in body["detail"] and "may have" not in body["detail"], body
     finally:
         cluster.stop()
+
+
+def test_an_outage_and_a_sigterm_read_as_one_line_each_in_the_log(tmp_path: Path):
+    """Real gunicorn, 2 workers, their clock sweepers looking 5 times a
+    second: Redis stopped for 3 s (requests meanwhile get 503s) logs one
+    warning per worker when it goes and one when it is back, with the
+    outage's length, and no traceback; a graceful SIGTERM then logs nothing
+    at error level (no ``StreamServer failed with [Errno 22]``)."""
+    proc, url = servers.start_redis(tmp_path, persistence=servers.AOF_ALWAYS)
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    gunicorn, base = start_gunicorn(tmp_path, url, workers=2)
+    try:
+        api = requests_api(base)
+        m = api.create(2)
+        servers.stop_process(proc)
+        for _ in range(10):
+            assert_problem(api.view(m.id, m.admin), 503, "store_unavailable")
+        time.sleep(3)
+        proc, _ = servers.start_redis(tmp_path, port=port, persistence=servers.AOF_ALWAYS)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and api.view(m.id, m.admin).status != 200:
+            time.sleep(0.1)
+        time.sleep(1)  # every sweeper has looked again
+        log = (tmp_path / "gunicorn.log").read_text()
+        gone = [line for line in log.splitlines() if "store unreachable" in line]
+        back = re.findall(r"\[(\d+)\] \[WARNING\] store reachable again after (\d+\.\d) s", log)
+        assert len(gone) == 2 and all("[WARNING]" in line for line in gone), log
+        assert len({pid for pid, _ in back}) == 2 and len(back) == 2, log
+        assert all(2.5 <= float(seconds) <= 15 for _, seconds in back), back
+        assert "Traceback" not in log and "[ERROR]" not in log, log
+        os.kill(gunicorn.pid, signal.SIGTERM)
+        gunicorn.wait(timeout=30)
+        log = (tmp_path / "gunicorn.log").read_text()
+        assert "Worker exiting" in log
+        assert "Traceback" not in log and "ERROR" not in log and "failed with" not in log, log
+    finally:
+        servers.stop_process(gunicorn, timeout=20)
+        servers.stop_process(proc)
