@@ -293,10 +293,11 @@ class Cluster(RedisGroup):
 
 
 class SentinelGroup(RedisGroup):
-    """A primary, ``replicas`` replicas and ``sentinels`` sentinels watching
-    it as ``master`` (quorum 2, down after 1 s)."""
+    """A primary, ``replicas`` replicas (2: the recommended topology, see
+    :class:`Cluster`) and ``sentinels`` sentinels watching it as ``master``
+    (quorum 2, down after 1 s)."""
 
-    def __init__(self, workdir: Path, replicas: int = 1, sentinels: int = 3, master: str = "lodge"):
+    def __init__(self, workdir: Path, replicas: int = 2, sentinels: int = 3, master: str = "lodge"):
         super().__init__(workdir)
         import redis
 
