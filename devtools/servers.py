@@ -347,12 +347,17 @@ class SentinelGroup(RedisGroup):
         """``REDIS_SENTINELS``: ``host:port,...``."""
         return ",".join(f"127.0.0.1:{p}" for p in self.sentinel_ports)
 
-    def current_primary(self) -> int:
-        """The port the sentinels name as primary now."""
+    def current_primary(self, sentinel: int = 0) -> int:
+        """The port the ``sentinel``-th sentinel names as primary now."""
         import redis
 
-        s = redis.Redis(port=self.sentinel_ports[0], socket_timeout=2, decode_responses=True)
+        s = redis.Redis(port=self.sentinel_ports[sentinel], socket_timeout=2, decode_responses=True)
         try:
             return int(s.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", self.master)[1])
         finally:
             s.close()
+
+    def agreed_primary(self) -> int | None:
+        """The port every sentinel names as primary, None while they differ."""
+        named = {self.current_primary(i) for i in range(len(self.sentinel_ports))}
+        return named.pop() if len(named) == 1 else None

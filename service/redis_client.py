@@ -14,7 +14,8 @@
   and the app must start with the store down.
 * ``sentinel``: redis-py's ``Sentinel`` client for the primary named
   ``REDIS_SENTINEL_MASTER``; it asks the sentinels where the primary is and
-  drops connections to a primary that became a replica (READONLY).
+  drops connections to a primary that became a replica (READONLY); within a
+  request it tries again until the budget is spent (:class:`FailoverRetry`).
 
 Whatever still fails after the client's own redirections and retries reaches
 the web layer as a redis-py exception and is answered 503 (``service.errors``).
@@ -255,6 +256,14 @@ class NotReplicated(redis.exceptions.RedisError):
     """A write reached the primary but not ``REDIS_WAIT_REPLICAS`` replicas in time."""
 
 
+class FailoverRetry(Retry):
+    """The sentinel client's retry: within a request a lost primary is tried
+    again, the sentinels asked anew each time, until the request's store
+    budget is spent (``service.store.BudgetRetry``), so the requests during a
+    failover wait for the promoted replica instead of answering 503; outside
+    a request it tries as often as it is told."""
+
+
 def build(settings: Settings) -> Any:
     """The client ``settings`` ask for (see the module docstring)."""
     # a reply to WAIT may take the whole wait: the socket must not give up first
@@ -274,7 +283,8 @@ def build(settings: Settings) -> Any:
         if not settings.sentinels:
             raise ValueError("REDIS_MODE=sentinel needs REDIS_SENTINELS (host:port,...)")
         sentinel = redis.Sentinel(list(settings.sentinels), sentinel_kwargs=timeouts, **timeouts)
-        return sentinel.master_for(settings.sentinel_master, retry=retry, health_check_interval=30,
+        return sentinel.master_for(settings.sentinel_master, retry=FailoverRetry(retry._backoff, retry._retries),
+                                   health_check_interval=30,
                                    parser_class=Parser, connection_class=noting(SentinelManagedConnection))
     if settings.redis_url:
         connection_class = noting(parse_url(settings.redis_url).get("connection_class", redis.Connection))

@@ -58,7 +58,7 @@ from service import keys as lua
 from service.cache import LRU
 from service.config import Settings
 from service.keys import Keys
-from service.redis_client import CLUSTER_PAUSE, CLUSTER_TRANSIENT, LazyCluster, may_retry, noting_sends
+from service.redis_client import CLUSTER_PAUSE, CLUSTER_TRANSIENT, FailoverRetry, LazyCluster, may_retry, noting_sends
 from service.redis_client import DEADLINE as _DEADLINE
 from service.redis_client import check_deadline as _check_deadline
 
@@ -172,8 +172,14 @@ UNSETTLED = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, re
 class BudgetRetry(Retry):
     """redis-py's retry, bounded by the request's deadline (:meth:`Store.budget`).
 
-    No try starts after the deadline; a failed try is not repeated once it
-    has passed."""
+    No try starts after the deadline; a failed try is not repeated when the
+    pause before the next would reach it.  ``until_deadline``: within a
+    request, tries are not counted, only the deadline ends them (the sentinel
+    client's :class:`service.redis_client.FailoverRetry`)."""
+
+    def __init__(self, *args: Any, until_deadline: bool = False, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.until_deadline = until_deadline
 
     def call_with_retry(self, do: Callable[[], T], fail: Callable[..., Any],
                         is_retryable: Callable[[Exception], bool] | None = None,
@@ -193,10 +199,11 @@ class BudgetRetry(Retry):
                 else:
                     fail(error)
                 deadline = _DEADLINE.get()
-                if (self._retries >= 0 and failures > self._retries) or (
-                        deadline is not None and time.monotonic() >= deadline):
-                    raise error
+                counted = deadline is None or not self.until_deadline
                 pause = self._backoff.compute(failures)
+                if (counted and self._retries >= 0 and failures > self._retries) or (
+                        deadline is not None and time.monotonic() + pause >= deadline):
+                    raise error
                 if pause > 0:
                     time.sleep(pause)
 
@@ -671,7 +678,8 @@ def _bound_retries(client: Any) -> None:
     get_retry = getattr(client, "get_retry", None)
     retry = get_retry() if get_retry is not None else None
     if isinstance(retry, Retry) and not isinstance(retry, BudgetRetry):
-        client.set_retry(BudgetRetry(retry._backoff, retry._retries, retry._supported_errors))
+        client.set_retry(BudgetRetry(retry._backoff, retry._retries, retry._supported_errors,
+                                     until_deadline=isinstance(retry, FailoverRetry)))
 
 
 def _bound_cluster(cluster: redis.RedisCluster) -> None:

@@ -211,3 +211,39 @@ def test_an_outage_and_a_sigterm_read_as_one_line_each_in_the_log(tmp_path: Path
     finally:
         servers.stop_process(gunicorn, timeout=20)
         servers.stop_process(proc)
+
+
+def test_sentinel_failover_costs_seconds_of_waiting_not_503s(tmp_path: Path):
+    """A primary, two replicas and three sentinels (down after 1 s),
+    ``REDIS_WAIT_REPLICAS=1``: the primary is SIGKILLed while moves are
+    played; the requests during the failover wait for the promoted replica
+    within their store budget (the sentinels asked again on each try)
+    instead of answering 503, the first acknowledged write comes within
+    5 s, and every acknowledged move is in the record."""
+    group = servers.SentinelGroup(tmp_path)
+    try:
+        games = Games(settings_app(REDIS_MODE="sentinel", REDIS_SENTINELS=group.sentinels,
+                                   REDIS_SENTINEL_MASTER=group.master, REDIS_WAIT_REPLICAS="1", REDIS_TIMEOUT="0.5"))
+        ids = [games.create().id for _ in range(3)]
+        for mid in ids:
+            assert games.step(mid).status == 200
+        old = group.primary
+        group.kill(old)
+        killed = time.monotonic()
+        statuses, first_write = [], None
+        while time.monotonic() < killed + 6:
+            for mid in ids:
+                r = games.step(mid)
+                if r is None:
+                    continue
+                statuses.append(r.status)
+                if r.status == 200 and first_write is None:
+                    first_write = time.monotonic() - killed
+        assert set(statuses) == {200}, statuses
+        assert group.current_primary() != old
+        assert first_write is not None and first_write <= 5, first_write
+        for mid in ids:
+            record = games.api.record(mid, games.matches[mid].admin)
+            assert record.status == 200 and len(record.json["moves"]) == games.version[mid], record
+    finally:
+        group.stop()
