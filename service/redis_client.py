@@ -211,9 +211,10 @@ def noting(connection_class: type) -> type:
 
 
 class Outage:
-    """The store's reachability as this process sees it, logged as one
-    warning when it is lost and one when it is back (with how long it was
-    gone), not a line per failed request or sweep.
+    """The store's availability as this process sees it (reachable, and
+    confirming writes on replicas), logged as one warning when it is lost and
+    one when it is back (with how long it was gone), not a line per failed
+    request or sweep.
 
     :meth:`failed` is called on every store failure (a 503, a failed sweep
     or notifier subscription); :meth:`ok` when a look at the whole store
@@ -235,9 +236,9 @@ class Outage:
             if first:
                 self._since = time.monotonic()
         if first:
-            log.warning("store unreachable: %s (requests that need it answer 503 until it is back)", error)
+            log.warning("store unavailable: %s (requests that need it answer 503 until it is back)", error)
         else:
-            log.debug("store still unreachable: %s", error)
+            log.debug("store still unavailable: %s", error)
 
     def ok(self) -> None:
         if self._since is None:
@@ -245,7 +246,7 @@ class Outage:
         with self._lock:
             since, self._since = self._since, None
         if since is not None:
-            log.warning("store reachable again after %.1f s", time.monotonic() - since)
+            log.warning("store available again after %.1f s", time.monotonic() - since)
 
 
 #: This process's :class:`Outage`.

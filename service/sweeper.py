@@ -57,6 +57,8 @@ class Sweeper:
         self.interval = interval
         self.lease_ms = lease_ms
         self.stopped = threading.Event()
+        #: A store fault happened during the current look (no "store back" after it).
+        self.store_fault = False
 
     def sweep(self) -> int:
         """One look: play what is due; the number of entries this sweeper took."""
@@ -74,7 +76,7 @@ class Sweeper:
                 log.error("match %s is damaged: dropped from the clock schedule", match_id)
                 when = None
             except Exception as exc:  # a store fault or a bug: log it, keep sweeping, look again soon
-                _failed(exc, "sweeping match %s failed", match_id)
+                self._failed(exc, "sweeping match %s failed", match_id)
                 when = clock.now_ms() + RETRY_MS
             schedule.settle(match_id, lease, when)
         return taken
@@ -82,25 +84,26 @@ class Sweeper:
     def run(self, alive: Callable[[], bool] = lambda: True) -> None:
         """Sweep every :attr:`interval` seconds while ``alive()`` and not stopped."""
         while alive() and not self.stopped.is_set():
+            self.store_fault = False
             try:
                 self.sweep()
             except Exception as exc:  # try again next time
-                _failed(exc, "sweeping the clock schedule failed")
-            else:
-                outage.ok()  # every shard's schedule was read
+                self._failed(exc, "sweeping the clock schedule failed")
+            if not self.store_fault:
+                outage.ok()  # every shard's schedule was read, every write of the look answered
             time.sleep(self.interval)
+
+    def _failed(self, error: Exception, message: str, *args: Any) -> None:
+        """A store fault goes to :data:`service.redis_client.outage` (one line
+        per outage); anything else is a bug, logged with its traceback."""
+        if is_store_fault(error):
+            self.store_fault = True
+            outage.failed(error)
+        else:
+            log.error(message, *args, exc_info=error)
 
     def stop(self) -> None:
         self.stopped.set()
-
-
-def _failed(error: Exception, message: str, *args: Any) -> None:
-    """A store fault goes to :data:`service.redis_client.outage` (one line
-    per outage); anything else is a bug, logged with its traceback."""
-    if is_store_fault(error):
-        outage.failed(error)
-    else:
-        log.error(message, *args, exc_info=error)
 
 
 def start(app: Any, alive: Callable[[], bool] = lambda: True) -> Sweeper:

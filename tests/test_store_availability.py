@@ -197,8 +197,8 @@ def test_an_outage_and_a_sigterm_read_as_one_line_each_in_the_log(tmp_path: Path
             time.sleep(0.1)
         time.sleep(1)  # every sweeper has looked again
         log = (tmp_path / "gunicorn.log").read_text()
-        gone = [line for line in log.splitlines() if "store unreachable" in line]
-        back = re.findall(r"\[(\d+)\] \[WARNING\] store reachable again after (\d+\.\d) s", log)
+        gone = [line for line in log.splitlines() if "store unavailable" in line]
+        back = re.findall(r"\[(\d+)\] \[WARNING\] store available again after (\d+\.\d) s", log)
         assert len(gone) == 2 and all("[WARNING]" in line for line in gone), log
         assert len({pid for pid, _ in back}) == 2 and len(back) == 2, log
         assert all(2.5 <= float(seconds) <= 15 for _, seconds in back), back
@@ -247,3 +247,13 @@ def test_sentinel_failover_costs_seconds_of_waiting_not_503s(tmp_path: Path):
             assert record.status == 200 and len(record.json["moves"]) == games.version[mid], record
     finally:
         group.stop()
+
+
+def test_seeds_parse():
+    """A cluster-mode REDIS_URL: comma-separated node URLs (spaces allowed);
+    something that is not a node URL is refused at start with the setting's name."""
+    from service.redis_client import seeds
+
+    assert seeds("redis://a:7000/0, redis://b:7001/0,") == ("redis://a:7000/0", "redis://b:7001/0")
+    with pytest.raises(ValueError, match="REDIS_URL"):
+        seeds("redis://a:7000/0,unix:///tmp/redis.sock")
