@@ -226,10 +226,6 @@ class Outage:
         self._since: float | None = None
         self._lock = threading.Lock()
 
-    @property
-    def down(self) -> bool:
-        return self._since is not None
-
     def failed(self, error: BaseException) -> None:
         with self._lock:
             first = self._since is None
@@ -274,7 +270,8 @@ def build(settings: Settings) -> Any:
     # Two quick retries on connection errors cover a pooled connection that
     # went stale (Redis restart, failover); a longer outage fails fast as 503.
     # Resending a move script is safe: see the write id in ``keys.APPLY``.
-    retry = Retry(ExponentialBackoff(cap=0.2, base=0.02), 2)
+    quick = ExponentialBackoff(cap=0.2, base=0.02), 2
+    retry = Retry(*quick)
     if settings.redis_mode == "cluster":
         if not settings.redis_url:
             raise ValueError("REDIS_MODE=cluster needs REDIS_URL (nodes of the cluster, comma-separated)")
@@ -284,7 +281,7 @@ def build(settings: Settings) -> Any:
         if not settings.sentinels:
             raise ValueError("REDIS_MODE=sentinel needs REDIS_SENTINELS (host:port,...)")
         sentinel = redis.Sentinel(list(settings.sentinels), sentinel_kwargs=timeouts, **timeouts)
-        return sentinel.master_for(settings.sentinel_master, retry=FailoverRetry(retry._backoff, retry._retries),
+        return sentinel.master_for(settings.sentinel_master, retry=FailoverRetry(*quick),
                                    health_check_interval=30,
                                    parser_class=Parser, connection_class=noting(SentinelManagedConnection))
     if settings.redis_url:
@@ -403,9 +400,9 @@ class ReplicaWait:
             try:
                 node = cluster.get_node_from_key(keys[0])
                 return self._on_node(node.redis_connection, script, keys, args)
-            except CLUSTER_TRANSIENT as error:
+            except CLUSTER_TRANSIENT:
                 failures += 1
-                if isinstance(error, BudgetSpent) or not may_retry(failures):
+                if not may_retry(failures):
                     raise
                 time.sleep(CLUSTER_PAUSE)
                 cluster.nodes_manager.initialize()
