@@ -12,7 +12,7 @@ CLIENT := clients/typescript
 NODE_STAMP := $(CLIENT)/node_modules/.package-lock.json
 
 .DEFAULT_GOAL := help
-.PHONY: help install run lint test openapi ts-client ts-client-generate npm-ci bench bench-arena bench-memory bench-stream bench-cluster bench-bots redis-server browser clean
+.PHONY: help install run lint test openapi ts-client ts-client-generate npm-ci bench bench-arena bench-memory bench-stream bench-cluster bench-faults bench-bots redis-server browser clean
 
 ## List the targets with what they do.
 help:
@@ -116,6 +116,10 @@ bench-memory: $(STAMP) redis-server
 ## Apply-move throughput on one Redis vs a 3-master cluster, 1 and 2 instances, cache hit rate by routing.
 bench-cluster: $(STAMP) redis-server
 	$(BIN)/python -m bench.cluster
+
+## A Redis primary SIGKILLed under load on Sentinel and on a cluster: acknowledged, lost, duplicated moves, 5xx, recovery time.
+bench-faults: $(STAMP) redis-server
+	$(BIN)/python -m bench.faults
 
 ## Server bots' decision time per game (p50/p99/max CPU ms of the heuristic bots, engine only).
 bench-bots: $(STAMP)

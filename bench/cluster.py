@@ -11,7 +11,10 @@ instance in turn (round-robin) or to the instance its match id hashes to.
 
 Figures per scenario: moves per server CPU-second (user + system time of
 every gunicorn process from /proc; Redis's own CPU apart), Redis CPU per
-move, and the Redis reads a move needed besides its one write script, from
+move, Redis's CPU with no load (timers; on a cluster the bus's gossip) and
+the CPU per move less it, the commands per move with the microseconds Redis
+spent in each (``INFO commandstats``: the rest of Redis' CPU is reading,
+parsing and answering), and the Redis reads a move needed besides its one write script, from
 ``INFO commandstats`` summed over every Redis node (HMGET of the snapshot,
 GET of the meta, which the read script ``keys.LOAD`` calls): a move whose instance had the match's current snapshot
 cached needs none, so hit rate = 1 - HMGET calls / moves.  Then Redis
@@ -25,6 +28,7 @@ import argparse
 import itertools
 import json
 import tempfile
+import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +46,8 @@ CLIENTS = 4
 MOVES = 3000
 WARMUP = 200
 THREADS = 4
+#: Seconds of Redis CPU measured with no load, per scenario.
+IDLE_SECONDS = 3.0
 GAME, PLAYERS = "biberbande", 4
 
 
@@ -66,15 +72,23 @@ class RoutedClient(LodgeClient):
         super().move()
 
 
-def command_calls(ports: list[int]) -> dict[str, int]:
-    """Calls per command, summed over the Redis nodes on ``ports``."""
-    total: dict[str, int] = {}
+def command_stats(ports: list[int]) -> dict[str, tuple[int, int]]:
+    """Calls and microseconds per command, summed over the Redis nodes on ``ports``."""
+    total: dict[str, tuple[int, int]] = {}
     for port in ports:
         node = redis.Redis(port=port)
         for name, stats in node.info("commandstats").items():
-            total[name] = total.get(name, 0) + int(stats["calls"])
+            calls, usec = total.get(name, (0, 0))
+            total[name] = (calls + int(stats["calls"]), usec + int(stats["usec"]))
         node.close()
     return total
+
+
+def idle_cpu_ms_per_s(redis_procs: list, seconds: float = IDLE_SECONDS) -> float:
+    """Redis CPU with no load (timers, the cluster bus), in ms per second."""
+    before = sum(cpu_seconds(p) for p in redis_procs)
+    time.sleep(seconds)
+    return (sum(cpu_seconds(p) for p in redis_procs) - before) * 1000 / seconds
 
 
 def scenario(store: str, url: str, redis_procs: list, ports: list[int], instances: int, by_match: bool,
@@ -94,20 +108,27 @@ def scenario(store: str, url: str, redis_procs: list, ports: list[int], instance
             return RoutedClient(bases, session, seeds(), by_match, turns).move
 
         drive(servers[0], CLIENTS, WARMUP // CLIENTS, make_worker)
+        idle = idle_cpu_ms_per_s(redis_procs)
         cpu_before = [cpu_seconds(p) for p in servers]
         redis_before = sum(cpu_seconds(p) for p in redis_procs)
-        calls_before = command_calls(ports)
+        stats_before = command_stats(ports)
         m = drive(servers[0], CLIENTS, MOVES // CLIENTS, make_worker)
         cpu = sum(cpu_seconds(p) for p in servers) - sum(cpu_before)
         redis_cpu = sum(cpu_seconds(p) for p in redis_procs) - redis_before
-        calls = command_calls(ports)
-        delta = {k: calls.get(k, 0) - calls_before.get(k, 0) for k in calls}
-        hmget, get = delta.get("cmdstat_hmget", 0), delta.get("cmdstat_get", 0)
+        stats = command_stats(ports)
+        delta = {k: (calls - stats_before.get(k, (0, 0))[0], usec - stats_before.get(k, (0, 0))[1])
+                 for k, (calls, usec) in stats.items()}
+        hmget, get = delta.get("cmdstat_hmget", (0, 0))[0], delta.get("cmdstat_get", (0, 0))[0]
+        per_move = {k.removeprefix("cmdstat_"): {"calls": round(c / m.requests, 3), "us": round(u / m.requests, 1)}
+                    for k, (c, u) in sorted(delta.items(), key=lambda kv: -kv[1][1]) if c}
         return {"store": store, "instances": instances,
                 "routing": "by match id" if by_match else "round-robin",
                 "moves": m.requests, "moves_per_s": round(m.requests / m.seconds),
                 "server_cpu_s": round(cpu, 2), "moves_per_server_cpu_s": round(m.requests / cpu),
                 "redis_cpu_ms_per_move": round(redis_cpu * 1000 / m.requests, 3),
+                "redis_idle_cpu_ms_per_s": round(idle, 2),
+                "redis_cpu_ms_per_move_less_idle": round((redis_cpu * 1000 - idle * m.seconds) / m.requests, 3),
+                "redis_commands_per_move": per_move,
                 "extra_reads_per_move": round((hmget + get) / m.requests, 3),
                 "cache_hit_rate": round(1 - hmget / m.requests, 3),
                 "p50_ms": m.summary()["p50_ms"], "p99_ms": m.summary()["p99_ms"]}

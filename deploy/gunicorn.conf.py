@@ -25,7 +25,9 @@ front all the same (README "Reliability").
 
 Shutdown (SIGTERM): the master stops the shared listening socket at once
 (``shutdown``), so a connection arriving during the graceful stop is refused
-instead of waiting in the backlog; each worker ends its open streams at once
+instead of waiting in the backlog (a gevent worker's accept then fails with
+EINVAL: it stops accepting quietly, :func:`_quiet_listener_shutdown`, instead
+of logging an error with a traceback); each worker ends its open streams at once
 (clients reconnect with ``Last-Event-ID``) and lets other requests finish
 within ``graceful_timeout``, which covers the longest long-poll (``wait=60``).
 Since the socket closes at SIGTERM, a balancer must stop routing to the
@@ -46,6 +48,8 @@ the master's memory: for trying Lodge out, not durable.
 """
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import resource
 import shutil
@@ -142,6 +146,9 @@ def post_worker_init(worker) -> None:
 
     if read_timeout > 0:
         _bound_reads(read_timeout)
+    if worker_class == "gevent":
+        _quiet_listener_shutdown()
+    _app_logs(worker)
     connections.install(worker, Settings.from_env(), server_errors.any_origin())
 
     def close_streams_on_exit() -> None:
@@ -171,6 +178,38 @@ def _bound_reads(seconds: float) -> None:
         return recv(self, size_hint)
 
     unreader.SocketUnreader.chunk = chunk
+
+
+def _app_logs(worker) -> None:
+    """The app's log lines (``service.*``: a store outage and its end, a
+    bug's traceback) go through gunicorn's error log, with its time, worker
+    pid and level, at ``LOG_LEVEL``."""
+    app_log = logging.getLogger("service")
+    for handler in worker.log.error_log.handlers:
+        app_log.addHandler(handler)
+    app_log.setLevel(worker.log.error_log.level)
+    app_log.propagate = False
+
+
+def _quiet_listener_shutdown() -> None:
+    """A gevent worker whose accept fails with EINVAL (the master shut the
+    shared listening socket down: a graceful stop begins, ``when_ready``)
+    closes its server quietly; gevent would log it as a fatal error with a
+    traceback.  Other accept errors keep gevent's handling."""
+    from gevent.server import StreamServer
+
+    accept = StreamServer.do_read
+
+    def do_read(self):
+        try:
+            return accept(self)
+        except OSError as exc:
+            if exc.errno != errno.EINVAL:
+                raise
+            self.close()
+            return None
+
+    StreamServer.do_read = do_read
 
 
 def _remove_dead_instances(metrics_dir: str) -> None:

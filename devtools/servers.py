@@ -233,9 +233,16 @@ def _node_args(binary: str, port: int, workdir: Path, *extra: str) -> list[str]:
             "--daemonize", "no", "--dir", str(workdir), *extra]
 
 
+#: Cluster settings of the recommended topology (docs/store-availability.md):
+#: the shards whose primary answers keep serving while another shard fails over.
+CLUSTER_AVAILABILITY = ("--cluster-require-full-coverage", "no")
+
+
 class Cluster(RedisGroup):
     """A Redis Cluster: ``masters`` primaries sharing the 16384 slots, each
-    with ``replicas`` replicas.  ``url`` names the first primary."""
+    with ``replicas`` replicas (with 2, losing any one node keeps every
+    shard writable with ``REDIS_WAIT_REPLICAS=1``).  ``url`` names the first
+    primary, ``seeds`` every node (a cluster-mode ``REDIS_URL``)."""
 
     def __init__(self, workdir: Path, masters: int = 3, replicas: int = 0):
         super().__init__(workdir)
@@ -248,9 +255,10 @@ class Cluster(RedisGroup):
             node_dir.mkdir(parents=True, exist_ok=True)
             self.start(port, _node_args(binary, port, node_dir, "--cluster-enabled", "yes",
                                         "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1500",
-                                        "--repl-diskless-sync-delay", "0"))
+                                        *CLUSTER_AVAILABILITY, "--repl-diskless-sync-delay", "0"))
         self.masters, self.replicas = ports[:masters], ports[masters:]
         self.url = f"redis://127.0.0.1:{ports[0]}/0"
+        self.seeds = ",".join(f"redis://127.0.0.1:{port}/0" for port in ports)
         clients = {p: redis.Redis(port=p, socket_timeout=2, decode_responses=True) for p in ports}
         try:
             for port in ports:
@@ -286,10 +294,11 @@ class Cluster(RedisGroup):
 
 
 class SentinelGroup(RedisGroup):
-    """A primary, ``replicas`` replicas and ``sentinels`` sentinels watching
-    it as ``master`` (quorum 2, down after 1 s)."""
+    """A primary, ``replicas`` replicas (2: the recommended topology, see
+    :class:`Cluster`) and ``sentinels`` sentinels watching it as ``master``
+    (quorum 2, down after 1 s)."""
 
-    def __init__(self, workdir: Path, replicas: int = 1, sentinels: int = 3, master: str = "lodge"):
+    def __init__(self, workdir: Path, replicas: int = 2, sentinels: int = 3, master: str = "lodge"):
         super().__init__(workdir)
         import redis
 
@@ -339,12 +348,17 @@ class SentinelGroup(RedisGroup):
         """``REDIS_SENTINELS``: ``host:port,...``."""
         return ",".join(f"127.0.0.1:{p}" for p in self.sentinel_ports)
 
-    def current_primary(self) -> int:
-        """The port the sentinels name as primary now."""
+    def current_primary(self, sentinel: int = 0) -> int:
+        """The port the ``sentinel``-th sentinel names as primary now."""
         import redis
 
-        s = redis.Redis(port=self.sentinel_ports[0], socket_timeout=2, decode_responses=True)
+        s = redis.Redis(port=self.sentinel_ports[sentinel], socket_timeout=2, decode_responses=True)
         try:
             return int(s.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", self.master)[1])
         finally:
             s.close()
+
+    def agreed_primary(self) -> int | None:
+        """The port every sentinel names as primary, None while they differ."""
+        named = {self.current_primary(i) for i in range(len(self.sentinel_ports))}
+        return named.pop() if len(named) == 1 else None

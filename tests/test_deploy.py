@@ -84,14 +84,22 @@ def test_compose_file_validates_against_the_compose_spec(tmp_path: Path):
 
 
 def test_compose_topology():
-    """Redis with AOF, three Lodge instances on it, HAProxy with its config."""
+    """Redis with AOF, two replicas and three sentinels (docs/store-availability.md),
+    three Lodge instances on them waiting for one replica, HAProxy with its config."""
     services = compose()["services"]
-    redis_cmd = " ".join(services["redis"]["command"])
-    assert "--appendonly yes" in redis_cmd
+    for name in ("redis", "redis-replica1", "redis-replica2"):
+        assert "--appendonly yes" in " ".join(services[name]["command"]), name
+    for name in ("redis-replica1", "redis-replica2"):
+        assert "--replicaof redis 6379" in " ".join(services[name]["command"]), name
+    sentinels = [name for name in services if name.startswith("sentinel")]
+    for name in sentinels:
+        assert "sentinel monitor lodge redis 6379 2" in services[name]["command"][-1], name
     lodges = [name for name, svc in services.items() if svc.get("build", {}).get("dockerfile") == "deploy/Dockerfile"]
     assert sorted(lodges) == ["lodge1", "lodge2", "lodge3"]
     for name in lodges:
-        assert services[name]["environment"]["REDIS_URL"].startswith("redis://redis:")
+        env = services[name]["environment"]
+        assert env["REDIS_MODE"] == "sentinel" and env["REDIS_WAIT_REPLICAS"] == "1"
+        assert sorted(env["REDIS_SENTINELS"].split(",")) == [f"{s}:26379" for s in sorted(sentinels)]
     volumes = services["haproxy"]["volumes"]
     assert any(v.startswith("./haproxy.cfg:") for v in volumes)
     cfg = (DEPLOY / "haproxy.cfg").read_text()
@@ -111,7 +119,8 @@ def test_kubernetes_manifests_validate(tmp_path: Path):
     assert container["readinessProbe"]["httpGet"]["path"] == "/healthz"
     assert container["startupProbe"]["httpGet"]["path"] == "/readyz"
     config = yaml.safe_load((DEPLOY / "k8s" / "configmap.yaml").read_text())["data"]
-    assert config["REDIS_MODE"] == "cluster"
+    assert config["REDIS_MODE"] == "cluster" and config["REDIS_WAIT_REPLICAS"] == "1"
+    assert len(config["REDIS_URL"].split(",")) == 3  # seeds: any one of them may be down
     broken = tmp_path / "deployment.yaml"
     broken.write_text((DEPLOY / "k8s" / "deployment.yaml").read_text().replace("replicas: 3", "replica: 3"))
     assert run(tool("kubernetes-validate"), "--strict", broken).returncode != 0

@@ -152,9 +152,9 @@ def test_limits_storage_for_every_mode():
 
     single = fakeredis.FakeRedis()
     assert limits.storage(single, Settings.from_env({})) == ("redis://", {"connection_pool": single.connection_pool})
-    lazy = LazyCluster("redis://10.0.0.7:7000/0")
-    uri, options = limits.storage(lazy, Settings.from_env({"REDIS_MODE": "cluster", "REDIS_URL": lazy.url}))
-    assert (uri, options) == ("redis+cluster://10.0.0.7:7000", {"client": lazy})
+    lazy = LazyCluster(("redis://10.0.0.7:7000/0", "redis://10.0.0.8:7000/0"))
+    uri, options = limits.storage(lazy, Settings.from_env({"REDIS_MODE": "cluster"}))
+    assert (uri, options) == ("redis+cluster://10.0.0.7:7000,10.0.0.8:7000", {"client": lazy})
     uri, options = limits.storage(object(), Settings.from_env(
         {"REDIS_MODE": "sentinel", "REDIS_SENTINELS": "a:1,b:2", "REDIS_SENTINEL_MASTER": "m", "REDIS_TIMEOUT": "2"}))
     assert uri == "redis+sentinel://a:1,b:2/m"
@@ -269,6 +269,7 @@ class Player(threading.Thread):
         self.rng = random.Random(seed)
         self.acked: list[tuple[int, dict[str, Any]]] = []  # (version, move) of every 200
         self.statuses: list[int] = []
+        self.slowest = 0.0  # seconds, of a move request
         self.bad: list[str] = []
 
     def run(self) -> None:
@@ -294,9 +295,11 @@ class Player(threading.Thread):
             move = strip_label(self.rng.choice(legal.json()["moves"]))
             key = uuid.uuid4().hex
             while not self.stop.is_set():
+                sent = time.monotonic()
                 r = session.post(f"{self.base}/v1/matches/{mid}/moves", params={"seat": seat},
                                  headers={**admin, "Idempotency-Key": key},
                                  json={"move": move, "version": state["version"]}, timeout=30)
+                self.slowest = max(self.slowest, time.monotonic() - sent)
                 self.statuses.append(r.status_code)
                 if r.status_code == 200:
                     self.acked.append((r.json()["version"], move))
@@ -319,8 +322,9 @@ def test_sentinel_failover_under_load_loses_no_acknowledged_move(tmp_path: Path)
     REDIS_WAIT_REPLICAS=1: while 4 clients play, the replica falls behind
     (SIGSTOP, 16 MB of filler in the replication stream) and the primary is
     SIGKILLed;
-    they see 503 (with Retry-After) during the switch and never a 500, play
-    on after it, and every move answered 200 is in the record afterwards."""
+    their moves during the switch wait for the new primary (or, past their
+    store budget, get 503 with Retry-After), never a 500; they play on after
+    it, and every move answered 200 is in the record afterwards."""
     group = servers.SentinelGroup(tmp_path / "redis")
     gunicorn = None
     try:
@@ -348,10 +352,15 @@ def test_sentinel_failover_under_load_loses_no_acknowledged_move(tmp_path: Path)
         group.kill(old)
         group.pause(replica, False)
         deadline = time.monotonic() + 20
-        while group.current_primary() == old and time.monotonic() < deadline:
+        while group.agreed_primary() in (old, None) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert group.current_primary() != old, "no failover"
-        group.restart(old)  # comes back empty; the sentinels make it a replica of the new primary
+        assert group.agreed_primary() not in (old, None), "no failover"
+        # Back (empty) once every sentinel knows the new primary: a sentinel
+        # that had not heard yet would name the empty node, which answers as
+        # a primary until the sentinels turn it into a replica (its writes are
+        # never acknowledged: it has no replica to WAIT for, but its reads
+        # would be).  A real restart takes longer than the sentinels' gossip.
+        group.restart(old)
         settled = sum(len(p.acked) for p in players)
         deadline = time.monotonic() + 20
         while sum(len(p.acked) for p in players) < settled + 40 and time.monotonic() < deadline:
@@ -364,7 +373,8 @@ def test_sentinel_failover_under_load_loses_no_acknowledged_move(tmp_path: Path)
         assert not [b for p in players for b in p.bad]
         assert 500 not in statuses
         assert before > 0 and after >= settled + 40, (before, settled, after)
-        assert 503 in statuses, "no client saw the switch"
+        # during the switch a move waits for the new primary within its budget, or is a 503 past it
+        assert 503 in statuses or max(p.slowest for p in players) >= 0.5, "no client saw the switch"
         for p in players:
             rec = api.record(p.match["match_id"], p.match["admin_token"])
             assert rec.status == 200, rec

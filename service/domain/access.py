@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from engine.core import Game, Viewer
 from service.domain import auth
 from service.http.errors import ApiError, clip
+from service.store.redis_client import outage
 from service.store.store import DamagedMatch, Meta, Snapshot, Store, WriteUnsettled
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ def store_faults(method: F) -> F:
                     f"the store has lost part of this match's data (its {exc.key!r} key: evicted or "
                     "deleted); it cannot be served or changed, only deleted by its admin")) from None
             except WriteUnsettled as exc:
-                log.warning("store failed during a write: %s", exc)
+                outage.failed(exc)
                 raise unavailable(store, (
                     "the match store stopped answering while the change was being written: it may "
                     "have been applied. Retry with the same Idempotency-Key or version to settle it "

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import logging
 import re
 import secrets
 import time
@@ -32,9 +31,8 @@ from service.domain.views import legal_for, redact, view_of
 from service.http.errors import ApiError, clip_echoes
 from service.ops import metrics
 from service.store.notify import Notifier
+from service.store.redis_client import outage
 from service.store.store import Archive, Meta, Snapshot, WriteUnsettled
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -109,7 +107,7 @@ class Lodge(Access):
         try:
             outcome = self.store.claim(match_id, seat, auth.token_hash(token))
         except WriteUnsettled as exc:
-            log.warning("store failed during a claim: %s", exc)
+            outage.failed(exc)
             raise unavailable(self.store, (
                 "the match store stopped answering while the seat was being claimed: it may be claimed now "
                 "(GET …/seats shows it); if it is, its token is lost, else claim it again")) from None

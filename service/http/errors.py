@@ -20,7 +20,7 @@ import redis.exceptions
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from service.store.redis_client import NotReplicated
+from service.store.redis_client import NotReplicated, outage
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_PREFIX = "tag:lodge,2026:problem:"
@@ -214,6 +214,15 @@ def _discard_body() -> None:
         pass
 
 
+def is_store_fault(error: BaseException) -> bool:
+    """A failure of the store (answered 503 by a request), not a bug."""
+    if isinstance(error, redis.exceptions.ResponseError):
+        return is_outage(error)
+    if isinstance(error, redis.exceptions.RedisClusterException):
+        return "cannot be connected" in str(error)
+    return isinstance(error, (*STORE_ERRORS, NotReplicated))
+
+
 def is_outage(error: redis.exceptions.ResponseError) -> bool:
     """An error reply that means the store cannot serve now, not a bug."""
     if isinstance(error, (redis.exceptions.ReadOnlyError, redis.exceptions.OutOfMemoryError,
@@ -241,11 +250,11 @@ def handlers(retry_after: int) -> dict[type[Exception], Handler]:
         return problem("internal_error", "the server failed; this is a bug, please report it")
 
     def on_store_error(error: Exception) -> Response:
-        log.warning("store unavailable: %s", error)
+        outage.failed(error)
         return store_unavailable(retry_after)
 
     def on_not_replicated(error: Exception) -> Response:
-        log.warning("write not replicated: %s", error)
+        outage.failed(error)
         return problem("store_unavailable",
                        "the store could not confirm the write on a replica in time; it may or may not have been "
                        "applied: retry with the same Idempotency-Key, or read the match",

@@ -86,8 +86,8 @@ def storage(redis_client: Any, settings: Settings) -> tuple[str, dict[str, Any]]
     (see the module docstring)."""
     timeouts = {"socket_timeout": settings.redis_timeout, "socket_connect_timeout": settings.redis_timeout}
     if isinstance(redis_client, (LazyCluster, redis.RedisCluster)):
-        url = redis_client.url if isinstance(redis_client, LazyCluster) else _node_url(redis_client)
-        return "redis+cluster://" + _netloc(url), {"client": redis_client}
+        urls = redis_client.urls if isinstance(redis_client, LazyCluster) else (_node_url(redis_client),)
+        return "redis+cluster://" + ",".join(map(_netloc, urls)), {"client": redis_client}
     if settings.redis_mode == "sentinel" and settings.sentinels:
         nodes = ",".join(f"{host}:{port}" for host, port in settings.sentinels)
         # counters read from the primary too: a replica lags (replication is asynchronous)

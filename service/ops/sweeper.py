@@ -13,6 +13,10 @@ moves are written by the same compare-and-set as every move, so a deadline
 is enforced exactly once even if two sweepers (or a sweeper and a player)
 race: the loser's write is a conflict and changes nothing.
 
+A store that cannot be reached is logged once per outage, by
+:data:`service.redis_client.outage` (a successful look at the schedule
+ends it), not once per look.
+
 A sweeper that dies holding a lease leaves the entry to the others once the
 lease ends (:data:`LEASE_MS`).  A deadline is so enforced at the latest
 about ``INTERVAL`` plus the time of the write after it passes while the
@@ -29,6 +33,8 @@ from typing import Any
 from service.domain import clock
 from service.domain.matches import Lodge
 from service.http.context import EXTENSION
+from service.http.errors import is_store_fault
+from service.store.redis_client import outage
 from service.store.store import DamagedMatch
 
 log = logging.getLogger(__name__)
@@ -51,6 +57,8 @@ class Sweeper:
         self.interval = interval
         self.lease_ms = lease_ms
         self.stopped = threading.Event()
+        #: A store fault happened during the current look (no "store back" after it).
+        self.store_fault = False
 
     def sweep(self) -> int:
         """One look: play what is due; the number of entries this sweeper took."""
@@ -67,8 +75,8 @@ class Sweeper:
             except DamagedMatch:  # it cannot move any more (only its admin can delete it)
                 log.error("match %s is damaged: dropped from the clock schedule", match_id)
                 when = None
-            except Exception:  # a store fault or a bug: log it, keep sweeping, look again soon
-                log.exception("sweeping match %s failed", match_id)
+            except Exception as exc:  # a store fault or a bug: log it, keep sweeping, look again soon
+                self._failed(exc, "sweeping match %s failed", match_id)
                 when = clock.now_ms() + RETRY_MS
             schedule.settle(match_id, lease, when)
         return taken
@@ -76,11 +84,23 @@ class Sweeper:
     def run(self, alive: Callable[[], bool] = lambda: True) -> None:
         """Sweep every :attr:`interval` seconds while ``alive()`` and not stopped."""
         while alive() and not self.stopped.is_set():
+            self.store_fault = False
             try:
                 self.sweep()
-            except Exception:  # the store is down: try again next time
-                log.warning("sweeping the clock schedule failed", exc_info=True)
+            except Exception as exc:  # try again next time
+                self._failed(exc, "sweeping the clock schedule failed")
+            if not self.store_fault:
+                outage.ok()  # every shard's schedule was read, every write of the look answered
             time.sleep(self.interval)
+
+    def _failed(self, error: Exception, message: str, *args: Any) -> None:
+        """A store fault goes to :data:`service.redis_client.outage` (one line
+        per outage); anything else is a bug, logged with its traceback."""
+        if is_store_fault(error):
+            self.store_fault = True
+            outage.failed(error)
+        else:
+            log.error(message, *args, exc_info=error)
 
     def stop(self) -> None:
         self.stopped.set()

@@ -39,6 +39,7 @@ from typing import Any
 import redis
 
 from service.store.keys import Keys
+from service.store.redis_client import outage
 
 log = logging.getLogger(__name__)
 
@@ -134,8 +135,9 @@ class Notifier:
             try:
                 self._listen(pubsub)
                 return
-            except (redis.RedisError, OSError) as exc:
-                log.warning("change notifications lost (%s); subscribing again in %.1f s", exc, backoff)
+            except (redis.RedisError, OSError) as exc:  # logged once per outage
+                outage.failed(exc)
+                log.debug("change notifications lost (%s); subscribing again in %.1f s", exc, backoff)
             except Exception:  # a bug must not leave waiters unwoken for good
                 log.exception("change notifier failed; starting again")
             finally:

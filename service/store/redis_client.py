@@ -2,14 +2,20 @@
 
 * ``single``: ``redis.Redis`` for ``REDIS_URL`` (unset: an in-process
   fakeredis).
-* ``cluster``: redis-py's ``RedisCluster`` bootstrapped from ``REDIS_URL``
-  (any node).  It follows MOVED/ASK and retries TRYAGAIN/CLUSTERDOWN and
-  connection errors itself; it is built on first use (:class:`LazyCluster`),
-  because building it already talks to the cluster and the app must start
-  with the store down.
+* ``cluster``: redis-py's ``RedisCluster`` bootstrapped from the nodes that
+  ``REDIS_URL`` lists (comma-separated seeds, :func:`seeds`; credentials and
+  options come from the first): it asks the first that answers for the slot
+  map, so a process starts and serves while any one seed is down.  It
+  follows MOVED/ASK and retries TRYAGAIN/CLUSTERDOWN and connection errors
+  itself, with a fresh slot map, while the request's store budget lasts
+  (:func:`may_retry`: a failover costs the requests on its shard a wait, not
+  a 503, and the other shards nothing).  It is built on first use
+  (:class:`LazyCluster`), because building it already talks to the cluster
+  and the app must start with the store down.
 * ``sentinel``: redis-py's ``Sentinel`` client for the primary named
   ``REDIS_SENTINEL_MASTER``; it asks the sentinels where the primary is and
-  drops connections to a primary that became a replica (READONLY).
+  drops connections to a primary that became a replica (READONLY); within a
+  request it tries again until the budget is spent (:class:`FailoverRetry`).
 
 Whatever still fails after the client's own redirections and retries reaches
 the web layer as a redis-py exception and is answered 503 (``service.http.errors``).
@@ -23,6 +29,13 @@ own ``poll`` instead (one system call, 1.5–7 µs) and leaves anything else to
 redis-py: a socket that reads as ready, TLS, or a wait.  ``single`` and
 ``sentinel`` use it; redis-py's cluster client takes no parser setting.
 
+Honest answers (:func:`noting_sends`): every connection this module builds
+notes, for the write under way, that it reached a server (a connection was
+being opened) and whether a script left for it.  A write that failed before
+any script was sent was not applied (503 "nothing was changed"); once one
+was sent, it may have been (:class:`service.store.WriteUnsettled`).  A
+client built elsewhere notes nothing, and its failures count as "may have".
+
 Durability (:class:`ReplicaWait`): replication in Redis is asynchronous, so a
 write acknowledged by the primary alone is lost when the primary dies before
 its replica got it.  With ``REDIS_WAIT_REPLICAS`` = n > 0 every write script
@@ -32,25 +45,79 @@ replicas that have this connection's writes); fewer than n in time raises
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
+import logging
 import select
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import redis
 from gevent import monkey
 from redis._parsers import _HiredisParser
 from redis.backoff import ExponentialBackoff
+from redis.cluster import ClusterNode
 from redis.commands.core import Script
-from redis.exceptions import AskError, ConnectionError, NoScriptError, TimeoutError, TryAgainError
+from redis.connection import parse_url
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    ConnectionError,
+    MovedError,
+    NoScriptError,
+    SlotNotCoveredError,
+    TimeoutError,
+    TryAgainError,
+)
 from redis.retry import Retry
+from redis.sentinel import SentinelManagedConnection
 
 from service.ops.config import Settings
 
-#: Attempts of a replicated cluster write after MOVED/ASK/TRYAGAIN or a lost
-#: node, with the slot map refreshed in between.
+log = logging.getLogger(__name__)
+
+#: Attempts of a cluster command after MOVED/ASK/TRYAGAIN/CLUSTERDOWN or a
+#: lost node, with the slot map refreshed in between, outside a request
+#: (within one: as many as its store budget allows, :func:`may_retry`).
 CLUSTER_ATTEMPTS = 3
+#: Seconds between two such attempts: a failover takes a cluster about
+#: ``cluster-node-timeout`` plus an election, so a request polls it a few
+#: times a second.
+CLUSTER_PAUSE = 0.1
+#: What a failover, a resharding or a lost node answers for a while: tried
+#: again (the client's own loop has its list, ``RedisCluster.ERRORS_ALLOW_RETRY``).
+CLUSTER_TRANSIENT = (AskError, MovedError, TryAgainError, ClusterDownError, SlotNotCoveredError,
+                     ConnectionError, TimeoutError)
+
+#: The request's store deadline (``time.monotonic()``), set by
+#: :meth:`service.store.Store.budget`; None outside a request.
+DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("lodge_redis_deadline", default=None)
+
+
+class BudgetSpent(TimeoutError):
+    """The request's store budget ran out before a command could start
+    (nothing was sent; a cluster client does not retry it)."""
+
+
+def check_deadline() -> None:
+    """Raise :class:`BudgetSpent` once the request's deadline has passed."""
+    deadline = DEADLINE.get()
+    if deadline is not None and time.monotonic() >= deadline:
+        raise BudgetSpent("the request's time budget for the store is spent")
+
+
+def may_retry(failures: int, pause: float = CLUSTER_PAUSE) -> bool:
+    """Whether a cluster command that failed ``failures`` times may be tried
+    again after ``pause``: within a request while its deadline is not reached
+    by then, outside one up to :data:`CLUSTER_ATTEMPTS` tries."""
+    deadline = DEADLINE.get()
+    if deadline is None:
+        return failures < CLUSTER_ATTEMPTS
+    return time.monotonic() + pause < deadline
 
 
 #: The operating system's ``poll`` (``select.poll`` itself when gevent has not patched it).
@@ -78,8 +145,120 @@ def _quiet(sock: Any) -> bool:
     return not poller.poll(0)
 
 
+@dataclass
+class Sends:
+    """What the connections of this module did during one write
+    (:func:`noting_sends`): ``noted`` one of them was used, ``script`` a
+    script command (EVAL/EVALSHA) left for a server."""
+
+    noted: bool = False
+    script: bool = False
+
+    @property
+    def nothing_sent(self) -> bool:
+        """Certain that no script reached a server (a client of this module said so)."""
+        return self.noted and not self.script
+
+
+_SENDS: contextvars.ContextVar[Sends | None] = contextvars.ContextVar("lodge_redis_sends", default=None)
+
+
+@contextlib.contextmanager
+def noting_sends() -> Iterator[Sends]:
+    """Note what the connections do during the block (one write)."""
+    sends = Sends()
+    token = _SENDS.set(sends)
+    try:
+        yield sends
+    finally:
+        _SENDS.reset(token)
+
+
+class _NotesSends:
+    """A connection that notes in the :class:`Sends` of the write under
+    way that it was used, and when a script command is about to be written
+    to the socket (after connecting: a refused connection sent nothing)."""
+
+    def connect(self) -> None:
+        sends = _SENDS.get()
+        if sends is not None:
+            sends.noted = True
+        super().connect()  # type: ignore[misc]
+
+    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        sends = _SENDS.get()
+        if sends is not None and _is_script(command):
+            sends.noted = True
+            if not self._sock:  # type: ignore[attr-defined]
+                self.connect()
+            if check_health:
+                self.check_health()  # type: ignore[attr-defined]
+            sends.script, check_health = True, False
+        super().send_packed_command(command, check_health)  # type: ignore[misc]
+
+
+def _is_script(command: Any) -> bool:
+    """A packed command (or pipeline) that starts with EVAL or EVALSHA."""
+    first = command if isinstance(command, (bytes, str)) else (command[0] if command else b"")
+    head = first[:32].encode() if isinstance(first, str) else bytes(first[:32])
+    return b"\r\nEVAL" in head.upper()
+
+
+@functools.cache
+def noting(connection_class: type) -> type:
+    """``connection_class`` (plain, TLS, Unix socket, sentinel-managed) noting its sends."""
+    return type(f"Noting{connection_class.__name__}", (_NotesSends, connection_class), {})
+
+
+class Outage:
+    """The store's availability as this process sees it (reachable, and
+    confirming writes on replicas), logged as one warning when it is lost and
+    one when it is back (with how long it was gone), not a line per failed
+    request or sweep.
+
+    :meth:`failed` is called on every store failure (a 503, a failed sweep
+    or notifier subscription); :meth:`ok` when a look at the whole store
+    succeeded (the clock sweeper's, every worker, several times a second),
+    not after a request, which may have been served from the cache or by a
+    healthy shard."""
+
+    def __init__(self) -> None:
+        self._since: float | None = None
+        self._lock = threading.Lock()
+
+    def failed(self, error: BaseException) -> None:
+        with self._lock:
+            first = self._since is None
+            if first:
+                self._since = time.monotonic()
+        if first:
+            log.warning("store unavailable: %s (requests that need it answer 503 until it is back)", error)
+        else:
+            log.debug("store still unavailable: %s", error)
+
+    def ok(self) -> None:
+        if self._since is None:
+            return
+        with self._lock:
+            since, self._since = self._since, None
+        if since is not None:
+            log.warning("store available again after %.1f s", time.monotonic() - since)
+
+
+#: This process's :class:`Outage`.
+outage = Outage()
+
+
 class NotReplicated(redis.exceptions.RedisError):
     """A write reached the primary but not ``REDIS_WAIT_REPLICAS`` replicas in time."""
+
+
+class FailoverRetry(Retry):
+    """The sentinel client's retry: within a request a lost primary is tried
+    again, the sentinels asked anew each time, until the request's store
+    budget is spent (``service.store.BudgetRetry``), so the requests during a
+    failover wait for the promoted replica instead of answering 503; outside
+    a request it tries as often as it is told."""
 
 
 def build(settings: Settings) -> Any:
@@ -91,44 +270,53 @@ def build(settings: Settings) -> Any:
     # Two quick retries on connection errors cover a pooled connection that
     # went stale (Redis restart, failover); a longer outage fails fast as 503.
     # Resending a move script is safe: see the write id in ``keys.APPLY``.
-    retry = Retry(ExponentialBackoff(cap=0.2, base=0.02), 2)
+    quick = ExponentialBackoff(cap=0.2, base=0.02), 2
+    retry = Retry(*quick)
     if settings.redis_mode == "cluster":
         if not settings.redis_url:
-            raise ValueError("REDIS_MODE=cluster needs REDIS_URL (any node of the cluster)")
-        return LazyCluster(settings.redis_url, **timeouts,
+            raise ValueError("REDIS_MODE=cluster needs REDIS_URL (nodes of the cluster, comma-separated)")
+        return LazyCluster(seeds(settings.redis_url), **timeouts,
                            retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3))
     if settings.redis_mode == "sentinel":
         if not settings.sentinels:
             raise ValueError("REDIS_MODE=sentinel needs REDIS_SENTINELS (host:port,...)")
         sentinel = redis.Sentinel(list(settings.sentinels), sentinel_kwargs=timeouts, **timeouts)
-        return sentinel.master_for(settings.sentinel_master, retry=retry, health_check_interval=30,
-                                   parser_class=Parser)
+        return sentinel.master_for(settings.sentinel_master, retry=FailoverRetry(*quick),
+                                   health_check_interval=30,
+                                   parser_class=Parser, connection_class=noting(SentinelManagedConnection))
     if settings.redis_url:
+        connection_class = noting(parse_url(settings.redis_url).get("connection_class", redis.Connection))
         return redis.Redis.from_url(settings.redis_url, **timeouts, health_check_interval=30, retry=retry,
-                                    parser_class=Parser)
+                                    parser_class=Parser, connection_class=connection_class)
     import fakeredis
 
     return fakeredis.FakeRedis()
 
 
+def seeds(redis_url: str) -> tuple[str, ...]:
+    """The node URLs of a cluster-mode ``REDIS_URL`` (``redis://a:7000/0,redis://b:7000/0``)."""
+    urls = tuple(filter(None, (part.strip() for part in redis_url.split(","))))
+    for url in urls:
+        if "host" not in parse_url(url):
+            raise ValueError(f"REDIS_URL: a cluster node must be redis://host:port, got {url!r}")
+    return urls
+
+
 class LazyCluster:
     """A ``RedisCluster`` built on first use, and again after a failed build.
 
-    Scripts are registered on this object (no network needed), every other
-    attribute is the real client's.  :meth:`on_build` hooks run on each
-    client built (e.g. the store's time budget).
+    It bootstraps from ``urls`` (:func:`seeds`), any one of which may be
+    down.  Scripts are registered on this object (no network needed), every
+    other attribute is the real client's.  :meth:`on_build` hooks run on
+    each client built (e.g. the store's time budget).
     """
 
-    def __init__(self, url: str, **kwargs: Any):
-        self._url, self._kwargs = url, kwargs
+    def __init__(self, urls: str | tuple[str, ...], **kwargs: Any):
+        self.urls = (urls,) if isinstance(urls, str) else urls
+        self._kwargs = kwargs
         self._client: redis.RedisCluster | None = None
         self._lock = threading.Lock()
         self._hooks: list[Callable[[redis.RedisCluster], None]] = []
-
-    @property
-    def url(self) -> str:
-        """The node the cluster client bootstraps from (``REDIS_URL``)."""
-        return self._url
 
     def on_build(self, hook: Callable[[redis.RedisCluster], None]) -> None:
         """Run ``hook(client)`` on the cluster client once it is built."""
@@ -139,7 +327,7 @@ class LazyCluster:
             hook(client)
 
     def register_script(self, script: str) -> Script:
-        return Script(self, script)  # type: ignore[arg-type]  # duck-typed: evalsha and get_encoder
+        return NodeScript(self, script)  # type: ignore[arg-type]  # duck-typed: evalsha and get_encoder
 
     def get_encoder(self) -> Any:
         from redis._parsers import Encoder
@@ -153,15 +341,41 @@ class LazyCluster:
         if client is None:
             with self._lock:
                 if self._client is None:
-                    built = redis.RedisCluster.from_url(self._url, **self._kwargs)
+                    built = self._build()
                     for hook in self._hooks:
                         hook(built)
                     self._client = built
                 client = self._client
         return client
 
+    def _build(self) -> redis.RedisCluster:
+        """The client, bootstrapped from every seed, with the first one's
+        credentials and options and connections noting sends (TLS too: the
+        first URL's ``rediss`` scheme becomes the connection class)."""
+        first, *others = self.urls
+        connection_class = noting(parse_url(first).get("connection_class", redis.Connection))
+        if first.startswith("rediss://"):
+            first = "redis://" + first[len("rediss://"):]
+        nodes = [ClusterNode(found["host"], found.get("port", 6379)) for found in map(parse_url, others)]
+        return redis.RedisCluster(url=first, startup_nodes=nodes, connection_class=connection_class, **self._kwargs)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real, name)
+
+
+class NodeScript(Script):
+    """A script of a cluster client: missing on the node of its keys (a
+    fresh node, a promoted replica), it is sent whole with EVAL, which also
+    caches it there, instead of redis-py's SCRIPT LOAD to every primary,
+    which fails while any one of them is down."""
+
+    def __call__(self, keys: Any = None, args: Any = None, client: Any = None) -> Any:
+        keys, args = list(keys or ()), list(args or ())
+        client = client or self.registered_client
+        try:
+            return client.evalsha(self.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            return client.eval(self.script, len(keys), *keys, *args)
 
 
 class ReplicaWait:
@@ -178,17 +392,20 @@ class ReplicaWait:
 
     def _on_cluster(self, cluster: redis.RedisCluster, script: Script, keys: list[str], args: list[Any]) -> Any:
         """The node that holds the match's slot, directly (a cluster client
-        sends keyless commands such as WAIT to some other node)."""
-        for attempt in range(CLUSTER_ATTEMPTS):
+        sends keyless commands such as WAIT to some other node), tried again
+        with a fresh slot map while :func:`may_retry`."""
+        failures = 0
+        while True:
+            check_deadline()
             try:
                 node = cluster.get_node_from_key(keys[0])
                 return self._on_node(node.redis_connection, script, keys, args)
-            except (AskError, TryAgainError, ConnectionError, TimeoutError):
-                if attempt == CLUSTER_ATTEMPTS - 1:
+            except CLUSTER_TRANSIENT:
+                failures += 1
+                if not may_retry(failures):
                     raise
-                time.sleep(0.05 * 2 ** attempt)
+                time.sleep(CLUSTER_PAUSE)
                 cluster.nodes_manager.initialize()
-        raise AssertionError("unreachable")
 
     def _on_node(self, client: redis.Redis, script: Script, keys: list[str], args: list[Any]) -> Any:
         for _ in range(2):  # a second time after loading the script into a node without it

@@ -10,9 +10,12 @@ snapshot seen of a match is cached too, but only the write path
 a stale one.  Reads that must be current go to Redis.
 
 Redis ``ConnectionError``/``TimeoutError`` (and a cluster's ``ClusterError``)
-propagate unchanged; the web layer maps them to 503.  A failure while a move
-or delete script may already have run raises :class:`WriteUnsettled` (a
-``TimeoutError``) so the caller can say the move may have been applied.
+propagate unchanged; the web layer maps them to 503 ("nothing was
+changed").  A failure once a move, claim or delete script may have been sent
+raises :class:`WriteUnsettled` (a ``TimeoutError``) so the caller can say the
+move may have been applied; a failure the client saw before any script left
+(a refused connection, no primary, the budget spent) is not one
+(:func:`service.redis_client.noting_sends`).
 Every write is a single Lua script, so nothing is ever half-written; keys of
 a match that disagree raise :class:`DamagedMatch`.  Every script declares
 every key it touches and every multi-key read is a script too (no MULTI), so
@@ -34,7 +37,6 @@ dropped; :mod:`service.domain.history` derives them again from the moves.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import hashlib
 import itertools
 import json
@@ -56,7 +58,16 @@ from service.ops.config import Settings
 from service.store import keys as lua
 from service.store.cache import LRU
 from service.store.keys import Keys
-from service.store.redis_client import LazyCluster
+from service.store.redis_client import (
+    CLUSTER_PAUSE,
+    CLUSTER_TRANSIENT,
+    FailoverRetry,
+    LazyCluster,
+    may_retry,
+    noting_sends,
+)
+from service.store.redis_client import DEADLINE as _DEADLINE
+from service.store.redis_client import check_deadline as _check_deadline
 
 T = TypeVar("T")
 #: Decoded archives of finished matches cached per worker (each up to ~100 KB).
@@ -165,14 +176,17 @@ class WriteUnsettled(redis.exceptions.TimeoutError):
 UNSETTLED = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.ClusterError)
 
 
-_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("lodge_redis_deadline", default=None)
-
-
 class BudgetRetry(Retry):
     """redis-py's retry, bounded by the request's deadline (:meth:`Store.budget`).
 
-    No try starts after the deadline; a failed try is not repeated once it
-    has passed."""
+    No try starts after the deadline; a failed try is not repeated when the
+    pause before the next would reach it.  ``until_deadline``: within a
+    request, tries are not counted, only the deadline ends them (the sentinel
+    client's :class:`service.redis_client.FailoverRetry`)."""
+
+    def __init__(self, *args: Any, until_deadline: bool = False, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.until_deadline = until_deadline
 
     def call_with_retry(self, do: Callable[[], T], fail: Callable[..., Any],
                         is_retryable: Callable[[Exception], bool] | None = None,
@@ -192,18 +206,26 @@ class BudgetRetry(Retry):
                 else:
                     fail(error)
                 deadline = _DEADLINE.get()
-                if (self._retries >= 0 and failures > self._retries) or (
-                        deadline is not None and time.monotonic() >= deadline):
-                    raise error
+                counted = deadline is None or not self.until_deadline
                 pause = self._backoff.compute(failures)
+                if (counted and self._retries >= 0 and failures > self._retries) or (
+                        deadline is not None and time.monotonic() + pause >= deadline):
+                    raise error
                 if pause > 0:
                     time.sleep(pause)
 
 
-def _check_deadline() -> None:
-    deadline = _DEADLINE.get()
-    if deadline is not None and time.monotonic() >= deadline:
-        raise redis.exceptions.TimeoutError("the request's time budget for the store is spent")
+class ClusterBudgetRetry(BudgetRetry):
+    """A ``RedisCluster``'s retry: within a request it allows as many
+    attempts as the deadline leaves room for (each starts only before it,
+    after a pause: :func:`_bound_cluster`)."""
+
+    def get_retries(self) -> int:
+        return CLUSTER_RETRIES_IN_BUDGET if _DEADLINE.get() is not None else self._retries
+
+
+#: A cluster client's retries within a request: the deadline ends them first.
+CLUSTER_RETRIES_IN_BUDGET = 10_000
 
 
 @dataclass(frozen=True)
@@ -334,10 +356,7 @@ class Store:
         for step_entry, step_events in ((entry, events), *later):
             args += [orjson.dumps(step_entry), len(step_events), *(orjson.dumps(e) for e in step_events)]
         _check_deadline()
-        try:
-            reply = self._write(self._apply, keys, args)
-        except UNSETTLED as exc:
-            raise WriteUnsettled(str(exc)) from exc
+        reply = self._unsettled_write(self._apply, keys, args)
         outcome = reply[0]
         if outcome == b"ok":
             version = int(reply[1])
@@ -371,10 +390,7 @@ class Store:
         once the script may have been sent raises :class:`WriteUnsettled`."""
         k = Keys(match_id)
         _check_deadline()
-        try:
-            reply = self._write(self._claim, [k.meta, k.snap], [Keys.claim(seat), token_hash])
-        except UNSETTLED as exc:
-            raise WriteUnsettled(str(exc)) from exc
+        reply = self._unsettled_write(self._claim, [k.meta, k.snap], [Keys.claim(seat), token_hash])
         outcome = reply.decode() if isinstance(reply, bytes) else str(reply)
         if outcome == "damaged":
             raise DamagedMatch(match_id, "snap")
@@ -412,13 +428,22 @@ class Store:
             while removed < 0:  # -1: a move added an idempotency record meanwhile
                 records = self._idem_records(k)
                 _check_deadline()
-                try:
-                    removed = self._write(self._delete, k.fixed() + records, [])
-                except UNSETTLED as exc:
-                    raise WriteUnsettled(str(exc)) from exc
+                removed = self._unsettled_write(self._delete, k.fixed() + records, [])
         finally:
             self.forget(match_id)
         return bool(removed)
+
+    def _unsettled_write(self, script: Script, keys: list[str], args: list[Any]) -> Any:
+        """Run a write script; a store failure raises :class:`WriteUnsettled`
+        unless the client knows that no script was sent (then the failure
+        itself: nothing was applied)."""
+        with noting_sends() as sends:
+            try:
+                return self._write(script, keys, args)
+            except UNSETTLED as exc:
+                if sends.nothing_sent:
+                    raise
+                raise WriteUnsettled(str(exc)) from exc
 
     def _idem_records(self, k: Keys) -> list[str]:
         """The idempotency record keys the match's ``idems`` lists now (a
@@ -641,7 +666,9 @@ def _bound_retries(client: Any) -> None:
     its ``Retry``: replaced by a :class:`BudgetRetry`.  ``RedisCluster`` has
     ``set_retry`` but no ``get_retry`` and never calls ``call_with_retry``:
     it loops over ``retry.get_retries()`` attempts itself (refreshing the
-    slot map in between), so each attempt checks the deadline first.  A
+    slot map in between), so each attempt checks the deadline first, and
+    within a request (:class:`ClusterBudgetRetry`) CLUSTERDOWN, a lost node
+    and the like are tried again every ``CLUSTER_PAUSE`` until the deadline.  A
     :class:`LazyCluster` gets the same once it builds its client (building
     it here would talk to the cluster)."""
     if isinstance(client, LazyCluster):
@@ -653,19 +680,25 @@ def _bound_retries(client: Any) -> None:
     get_retry = getattr(client, "get_retry", None)
     retry = get_retry() if get_retry is not None else None
     if isinstance(retry, Retry) and not isinstance(retry, BudgetRetry):
-        client.set_retry(BudgetRetry(retry._backoff, retry._retries, retry._supported_errors))
+        client.set_retry(BudgetRetry(retry._backoff, retry._retries, retry._supported_errors,
+                                     until_deadline=isinstance(retry, FailoverRetry)))
 
 
 def _bound_cluster(cluster: redis.RedisCluster) -> None:
     if getattr(cluster, "_lodge_bounded", False):
         return
     retry = cluster.retry
-    cluster.set_retry(BudgetRetry(retry._backoff, retry._retries, retry._supported_errors))
+    cluster.set_retry(ClusterBudgetRetry(retry._backoff, retry._retries, retry._supported_errors))
     attempt = cluster._execute_command
 
     def bounded(target_node: Any, *args: Any, **kwargs: Any) -> Any:
         _check_deadline()
-        return attempt(target_node, *args, **kwargs)
+        try:
+            return attempt(target_node, *args, **kwargs)
+        except CLUSTER_TRANSIENT:
+            if _DEADLINE.get() is not None and may_retry(1):
+                time.sleep(CLUSTER_PAUSE)  # the client tries again at once, with a fresh slot map
+            raise
 
     cluster._execute_command = bounded  # type: ignore[method-assign]
     cluster._lodge_bounded = True  # type: ignore[attr-defined]
