@@ -791,10 +791,9 @@ class Game:
 def event_types(declaration: Declaration) -> dict[str, EventType]:
     """Event type → :class:`EventType`: the game's and :data:`CORE_EVENTS`
     (a type both declare, ``match_ended``, takes either shape)."""
-    out = {e.type: e for e in CORE_EVENTS}
-    for own in declaration.events:
-        out[own.type] = merge(own, out[own.type]) if own.type in out else own
-    return out
+    core = {e.type: e for e in CORE_EVENTS}
+    out = {own.type: merge(own, core[own.type]) if own.type in core else own for own in declaration.events}
+    return {**out, **{kind: e for kind, e in core.items() if kind not in out}}
 
 
 def check_declaration(game: Game) -> None:

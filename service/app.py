@@ -10,7 +10,7 @@ from typing import Any
 from flask import Flask, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from service import bodies, cors, docs_ui, errors, game_schemas, limits, metrics, play
+from service import bodies, cors, docs_ui, errors, limits, metrics, openapi_games, play
 from service.api import Api
 from service.config import Settings
 from service.context import EXTENSION
@@ -78,7 +78,8 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     for blueprint in (games.blp, matches.blp, seats.blp, stream.blp, ops.blp):
         api.register_blueprint(blueprint)
     _document_doc_routes(api)
-    game_schemas.document(api.spec, [g.id for g in registry])
+    openapi_games.check_boards(list(registry))
+    openapi_games.document(api.spec, list(registry))
     matches.document_legal(api.spec)
     docs_ui.install(app)
     play.install(app)

@@ -6,7 +6,7 @@ from flask.views import MethodView
 
 from service.api import Blueprint, json_response
 from service.context import lodge
-from service.game_schemas import catalogue_entry
+from service.openapi_games import catalogue_entry
 from service.schemas import GameSchema, GamesSchema
 
 blp = Blueprint("games", __name__, url_prefix="/v1/games",
@@ -19,7 +19,7 @@ class Games(MethodView):
     @blp.problems("rate_limited")
     def get(self) -> Response:
         """Every game of the catalogue"""
-        return json_response({"games": [catalogue_entry(g) for g in lodge().catalogue()]})
+        return json_response({"games": [catalogue_entry(g) for g in lodge().registry]})
 
 
 @blp.route("/<string:game>")
@@ -28,4 +28,4 @@ class GameEntry(MethodView):
     @blp.problems("game_not_found", "rate_limited")
     def get(self, game: str) -> Response:
         """One game of the catalogue"""
-        return json_response(catalogue_entry(lodge().game(game).catalogue()))
+        return json_response(catalogue_entry(lodge().game(game)))
