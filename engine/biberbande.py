@@ -571,7 +571,7 @@ DECLARATION = d.Declaration(
         "history": d.array(d.obj({"round": d.INT, "starter": d.SEAT, "reason": REASON, "knocker": d.nullable(d.SEAT),
                                   "displays": d.array(DISPLAY), "points": d.array(d.INT)})),
     },
-    view_optional=("known",),
+    view_recall={"known": "display"},  # BB-5.6: known[i] is display[i] as the seat saw it
     presets={"short": {"rounds": 1}, "variant": {"recall": "none", "rounds": 1},
              "play": {"rounds": 2, "turn_limit": 10}},
     bot="bots.biberbande",

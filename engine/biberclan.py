@@ -758,7 +758,8 @@ DECLARATION = d.Declaration(
         "round_scores": d.array(d.array(d.INT)),
         "last_round": d.nullable(d.obj(ROUND_BODY)),
     },
-    view_optional=("known", "draw_pile"),
+    view_recall={"known": "card"},  # BC-5.5: known beside a face-down castle card
+    view_admin_only=("draw_pile",),  # BC-7.2: the draw pile is "admin only"
     presets={"short": {"rounds": 1}, "variant": {"with_biberbande": True, "recall": "none", "rounds": 2},
              "play": {"rounds": 1, "max_turns": 24}},
     bot="bots.biberclan",

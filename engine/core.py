@@ -509,7 +509,9 @@ class Turn:
         named ``kind``; a field named after a Python keyword (``from``) is passed
         as ``**{"from": …}``."""
         event: Event = {"type": kind, "seat": seat, **fields}
-        self.game.declared(event)
+        rule = self.game.events.get(kind)
+        if rule is None or event.keys() != rule.names:  # the common case checks in C
+            self.game.declared(event)
         self.events.append(event)
         return event
 
@@ -765,8 +767,11 @@ class Game:
     def checked(self, events: list[Event]) -> list[Event]:
         """``events`` unchanged, or :class:`UndeclaredEvent` for the first one
         the game does not declare (:meth:`declared`)."""
+        declared = self.events
         for event in events:
-            self.declared(event)
+            rule = declared.get(event["type"])
+            if rule is None or event.keys() != rule.names:
+                self.declared(event)
         return events
 
     def view(self, state: State, viewer: Viewer) -> dict[str, Any]:

@@ -272,7 +272,11 @@ class Declaration:
     ``service/web/js/boards/``; ``docs``: the game's rules page (path from the
     repository root) that holds the generated tables; ``player``/``board_view``:
     the fields of a view's ``players`` entries (besides ``seat`` and ``name``)
-    and of its ``board``; ``view_optional``: field names only some viewers get."""
+    and of its ``board``; ``view_recall``: keys a seat's view may carry beside
+    a hidden value (the value that seat remembers, ``recall: "perfect"``), each
+    mapped to the key of the value it stands for in the same object;
+    ``view_admin_only``: keys only the admin's view has (absent, not nulled,
+    for everyone else)."""
 
     moves: tuple[MoveType, ...]
     events: tuple[EventType, ...]
@@ -282,7 +286,13 @@ class Declaration:
     bot: str
     board: str
     docs: str
-    view_optional: tuple[str, ...] = ()
+    view_recall: Mapping[str, str] = field(default_factory=dict)
+    view_admin_only: tuple[str, ...] = ()
+
+    @property
+    def view_optional(self) -> tuple[str, ...]:
+        """The view's keys only some viewers get."""
+        return (*self.view_recall, *self.view_admin_only)
 
     def move(self, kind: str) -> MoveType | None:
         return next((m for m in self.moves if m.type == kind), None)
