@@ -514,9 +514,11 @@ pub, own = d.public, d.private
 
 DECLARATION = d.Declaration(
     moves=(
-        d.MoveType(MOVE_DRAW, doc="Action A: draw the top card (BB-4.1); second_draw: the second Draw Twice draw (BB-4.4)"),
+        d.MoveType(MOVE_DRAW,
+                   doc="Action A: draw the top card (BB-4.1); second_draw: the second Draw Twice draw (BB-4.4)"),
         d.MoveType(MOVE_TAKE_DISCARD, {"slot": SLOT}, doc="Action B: the top discard (a number) into slot j (BB-4.1)"),
-        d.MoveType(MOVE_SWAP_DRAWN, {"slot": SLOT}, doc="the held number into slot j; the slot card to the discard pile (BB-4.3)"),
+        d.MoveType(MOVE_SWAP_DRAWN, {"slot": SLOT},
+                   doc="the held number into slot j; the slot card to the discard pile (BB-4.3)"),
         d.MoveType(MOVE_DISCARD_DRAWN, doc="discard the held card unused (BB-4.3)"),
         d.MoveType(MOVE_USE_SWAP, {"slot": SLOT, "target_seat": d.SEAT, "target_slot": SLOT},
                    doc="exchange own slot j with another seat's slot (BB-4.3, D9)"),

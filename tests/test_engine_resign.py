@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from engine import REGISTRY
-from engine.declaration import PUBLIC
 from engine.core import (
     ADMIN_VIEWER,
     BY_CLOCK,
@@ -21,6 +20,7 @@ from engine.core import (
     NotYourTurn,
     seat_viewer,
 )
+from engine.declaration import PUBLIC
 
 GAMES = [g.id for g in REGISTRY]
 RESIGN = {"type": "resign"}

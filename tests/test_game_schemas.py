@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -20,6 +19,7 @@ from engine import REGISTRY
 from service.app import create_app
 from service.openapi_games import prefix, schema_names
 from tests.playout import play_out, viewers
+
 
 #: per game: (players, options) of the random matches: each preset of the
 #: declaration with the fewest and the most players
