@@ -458,3 +458,30 @@ def test_leaking_move_over_http_is_500_and_writes_nothing(monkeypatch: pytest.Mo
         assert not any(f'"{card}"'.encode() in resp.body for card in hand), resp
     monkeypatch.undo()
     assert api.move(m.id, m.token(0), move, 0).status == 200, "the unpatched engine plays the same move"
+
+
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: g.id)
+def test_secret_options_are_exactly_those_fixing_hidden_order(game: Game):
+    """An option that fixes hidden order (a deck, the decks, a permutation of
+    hidden tokens such as 13 Beavers' fish and wolves) is declared secret;
+    no other option is."""
+    from engine.core import DECK, DECKS, PERMUTATION
+
+    assert {o.name for o in game.options if o.secret} == \
+        {o.name for o in game.options if o.type in (DECK, DECKS, PERMUTATION)}
+    assert any(o.secret for o in game.options)
+
+
+def test_the_service_refuses_a_game_without_its_board_module():
+    """A declared ``/play`` board module that does not exist stops the app
+    from starting (``service.openapi_games.check_boards``)."""
+    import dataclasses
+
+    from service.openapi_games import check_boards
+
+    game = GAMES[0]
+    boardless = type("Boardless", (type(game),), {
+        "id": "boardless", "declaration": dataclasses.replace(game.declaration, board="nowhere.js")})
+    check_boards(GAMES)
+    with pytest.raises(RuntimeError, match="nowhere.js"):
+        check_boards([boardless()])
