@@ -40,6 +40,7 @@ def test_the_generic_suites_pass_on_the_toy_game() -> None:
     env = {**os.environ, "LODGE_EXTRA_GAMES": TOY}
     done = _pytest(env, "-k", "toy", *(f"tests/{name}" for name in GENERIC))
     tail = done.stdout[-3000:]
-    assert done.returncode == 0, tail + done.stderr[-2000:]
+    failed = [line for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR", "E  "))]
+    assert done.returncode == 0, "\n".join(failed[:40]) + "\n" + tail + done.stderr[-2000:]
     passed = re.search(r"(\d+) passed", tail)
     assert passed and int(passed.group(1)) >= 30, f"too few toy cases ran: {tail}"
