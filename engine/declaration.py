@@ -144,8 +144,9 @@ def public(schema: Schema) -> Field:
 
 
 def private(schema: Schema, owner: str = "seat") -> Field:
-    """Only the seat in ``owner`` sees it; a hidden value is ``null``, so the
-    schema becomes nullable (:data:`HIDDEN`) unless it is a list (of nulls)."""
+    """Only the seat in ``owner`` (and the admin) sees it; others get
+    :func:`hide` of it, so ``schema`` must admit ``null`` (``nullable(…,
+    HIDDEN)``), or for a list, lists of ``null``."""
     return Field(schema, Private(owner))
 
 
@@ -194,9 +195,11 @@ class EventType:
         object.__setattr__(self, "stamped", names | {STAMP})
         object.__setattr__(self, "required", required)
         object.__setattr__(self, "hidden", hidden)
-        for f in self.fields.values():
+        for name, f in self.fields.items():
             if isinstance(f.visibility, Private) and f.visibility.owner not in names:
                 raise TypeError(f"event {self.type!r}: owner field {f.visibility.owner!r} is not declared")
+            if isinstance(f.visibility, Private) and not _admits_hidden(f.schema):
+                raise TypeError(f"event {self.type!r}: private field {name!r} must admit null (nullable)")
 
     names: frozenset[str] = field(init=False, repr=False, compare=False)
     stamped: frozenset[str] = field(init=False, repr=False, compare=False)
@@ -226,6 +229,13 @@ class EventType:
                 if name in out:
                     out[name] = visibility.value(event, name, viewer)
         return out
+
+
+def _admits_hidden(schema: Schema) -> bool:
+    """``schema`` admits :func:`hide` of its values (null, or a list of nulls)."""
+    if schema.get("type") == "array":
+        return bool(schema["items"].get("nullable"))
+    return bool(schema.get("nullable"))
 
 
 def merge(own: EventType, other: EventType) -> EventType:

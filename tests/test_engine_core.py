@@ -30,7 +30,19 @@ from engine.core import (
     seat_viewer,
     seeded_shuffle,
 )
-from engine.declaration import INT, STR, Declaration, EventType, MoveType, Private, array, private, public, redacted
+from engine.declaration import (
+    INT,
+    STR,
+    Declaration,
+    EventType,
+    MoveType,
+    Private,
+    array,
+    nullable,
+    private,
+    public,
+    redacted,
+)
 from tests.http_helpers import Api
 
 GAMES = list(REGISTRY)
@@ -133,10 +145,10 @@ class Toy(Game):
     declaration = Declaration(
         moves=(MoveType("take"), MoveType("leak"), MoveType("sneak")),
         events=(EventType("started", {"names": public(array(STR))}),
-                EventType("took", {"card": private(STR), "cards": private(array(STR))}),
+                EventType("took", {"card": private(nullable(STR)), "cards": private(array(nullable(STR)))}),
                 EventType("counted", {"cards": redacted(array(STR), _mask_hand)}),
                 EventType("ended", {"winner": public(INT)}),
-                EventType("handed", {"to": public(INT), "cards": private(array(STR), owner="to")})),
+                EventType("handed", {"to": public(INT), "cards": private(array(nullable(STR)), owner="to")})),
         player={"hand": array(STR)}, board_view={"pile": INT}, presets={}, bot="", board="", docs="")
     handlers = {"take": _take, "leak": _leak, "sneak": _sneak}
 
@@ -306,6 +318,15 @@ def test_an_event_with_an_undeclared_field_is_shown_to_nobody(viewer: Viewer):
         TOY.redact_event(event, viewer)
     with pytest.raises(UndeclaredEvent, match="secret_next"):
         TOY.checked([event])
+
+
+def test_a_private_field_must_admit_its_hidden_value():
+    """A private field is ``null`` (or a list of ``null``) for other viewers:
+    a schema that does not admit it is refused when the type is declared."""
+    with pytest.raises(TypeError, match="card"):
+        EventType("took", {"card": private(STR)})
+    with pytest.raises(TypeError, match="owner"):
+        EventType("handed", {"cards": private(array(nullable(STR)), owner="to")})
 
 
 def _smuggle(event: Any, viewer: Viewer) -> Any:
