@@ -12,7 +12,7 @@ CLIENT := clients/typescript
 NODE_STAMP := $(CLIENT)/node_modules/.package-lock.json
 
 .DEFAULT_GOAL := help
-.PHONY: help install run lint test openapi ts-client ts-client-generate npm-ci bench bench-arena bench-memory bench-stream bench-cluster bench-faults bench-bots redis-server browser clean
+.PHONY: help install run lint test openapi docs-tables ts-client ts-client-generate npm-ci bench bench-arena bench-memory bench-stream bench-cluster bench-faults bench-bots redis-server browser clean
 
 ## List the targets with what they do.
 help:
@@ -92,10 +92,14 @@ test: $(STAMP) redis-server browser npm-ci
 	cd $(CLIENT) && npm run build
 	$(BIN)/python -m pytest -n 2 -p no:cacheprovider
 
-## Regenerate the committed contract from the code, and the TS client's types from it.
-openapi: $(STAMP) $(NODE_STAMP)
+## Regenerate the committed contract from the code, the TS client's types from it, and the docs tables.
+openapi: $(STAMP) $(NODE_STAMP) docs-tables
 	$(BIN)/python -m service.http.openapi > openapi/openapi.json
 	cd $(CLIENT) && npm run generate
+
+## Regenerate the move and event tables of docs/games/*.md from the games' declarations.
+docs-tables: $(STAMP)
+	$(BIN)/python -m devtools.docs_tables
 
 ## Engine, HTTP (against bench/reference_app.py) and one-vs-two-requests tournament benchmarks (not part of the tests).
 bench: $(STAMP) redis-server

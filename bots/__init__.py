@@ -2,7 +2,8 @@
 
 - ``random``: a uniformly random legal move, every game;
 - ``heuristic``: a per-game strategy that plays like a sensible person
-  (one module per game, each with a ``HeuristicBot``).
+  (one module per game, each with a ``HeuristicBot``, named by the game's
+  declaration).
 
 The arena runs them in the harness's process (external programs enter
 through :mod:`arena.entrants` instead); the service plays bot seats with them
@@ -13,27 +14,26 @@ from __future__ import annotations
 import hashlib
 import importlib
 
+from engine import REGISTRY
+
 from .base import Bot, Move, View
 from .random_bot import RandomBot
 
-#: game id -> module holding that game's ``HeuristicBot``.
-HEURISTIC_MODULES = {
-    "biberbande": "bots.biberbande",
-    "biberclan": "bots.biberclan",
-    "mein-lieber-biber": "bots.mein_lieber_biber",
-    "thirteen-beavers": "bots.thirteen_beavers",
-}
 KINDS = ("random", "heuristic")
 
 
 def bot_class(kind: str, game: str) -> type[Bot]:
-    """The class of built-in bot ``kind`` for ``game``; ValueError if none."""
+    """The class of built-in bot ``kind`` for ``game``; ValueError if none.
+    A game's heuristic bot is the ``HeuristicBot`` of the module its
+    declaration names (``engine.declaration.Declaration.bot``)."""
     if kind == "random":
         return RandomBot
-    if kind == "heuristic" and game in HEURISTIC_MODULES:
-        return importlib.import_module(HEURISTIC_MODULES[game]).HeuristicBot
     if kind == "heuristic":
-        raise ValueError(f"no heuristic bot for game {game!r}")
+        engine = REGISTRY.get(game)
+        if engine is None:
+            raise ValueError(f"no heuristic bot for game {game!r}")
+        heuristic: type[Bot] = importlib.import_module(engine.declaration.bot).HeuristicBot
+        return heuristic
     raise ValueError(f"unknown bot kind {kind!r}; built-in kinds: {', '.join(KINDS)}")
 
 

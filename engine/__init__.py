@@ -1,15 +1,36 @@
 """Lodge rules engines: pure, deterministic, free of Flask and Redis.
 
 ``REGISTRY`` maps game ids to engines; it is the service's only entry point.
+A game is registered here, in one line (or, as a plugin, named in the
+environment variable ``LODGE_EXTRA_GAMES``: comma-separated ``module:Class``,
+e.g. ``mygames.nim:Nim``); registration refuses a game whose declaration lacks
+a piece (``engine.core.check_declaration``), so the import fails.
 """
+import importlib
+import os
+
 from engine.biberbande import Biberbande
 from engine.biberclan import BiberClan
 from engine.core import Game, Registry
 from engine.mein_lieber_biber import MeinLieberBiber
 from engine.thirteen_beavers import ThirteenBeavers
 
+#: the environment variable naming extra games to register (plugins)
+EXTRA_GAMES = "LODGE_EXTRA_GAMES"
+
+
+def extra_games(spec: str) -> list[Game]:
+    """The games named by ``spec`` (``module:Class,module:Class``)."""
+    games = []
+    for entry in filter(None, (part.strip() for part in spec.split(","))):
+        module, _, name = entry.partition(":")
+        games.append(getattr(importlib.import_module(module), name)())
+    return games
+
+
 REGISTRY = Registry()
-for _game in (Biberbande(), BiberClan(), MeinLieberBiber(), ThirteenBeavers()):
+for _game in (Biberbande(), BiberClan(), MeinLieberBiber(), ThirteenBeavers(),
+              *extra_games(os.environ.get(EXTRA_GAMES, ""))):
     REGISTRY.register(_game)
 
 __all__ = ["Game", "REGISTRY"]

@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from engine import core, worlds
-from engine.core import ACTIVE, FINISHED, INT, PUBLIC, Event, Move, Option, Private, Redacted, State, Turn, Viewer
+from engine import declaration as d
+from engine.core import ACTIVE, FINISHED, INT, Event, Move, Option, State, Turn, Viewer
 
 GAME_ID = "biberbande"
 
@@ -497,35 +498,92 @@ def _scored_displays(codes: str) -> tuple[tuple[tuple[str, ...], ...], tuple[int
     return tuple(tuple(CODEC.decode(row)) for row in rows), tuple(_points(row) for row in rows)
 
 
-def redact_dealt(event: Event, viewer: Viewer) -> Event:
+def redact_dealt(event: Mapping[str, Any], viewer: Viewer) -> list[list[str | None]]:
     """BB-3.4, BB-5.7: each seat sees its own outer slots of the deal; spectators none."""
-    return {**event, "displays": [
-        [card if viewer.is_admin or (viewer.is_seat(s) and j in OUTER_SLOTS) else None
-         for j, card in enumerate(row)]
-        for s, row in enumerate(event["displays"])]}
+    return [[card if viewer.is_seat(s) and j in OUTER_SLOTS else None for j, card in enumerate(row)]
+            for s, row in enumerate(event["displays"])]
 
 
-#: BB-5.7, BB-8: every event type, with what each viewer sees of it.
-EVENTS = {
-    EVENT_ROUND_STARTED: PUBLIC,
-    EVENT_DEALT: Redacted(redact_dealt),
-    EVENT_TURN_STARTED: PUBLIC,
-    EVENT_RESHUFFLED: PUBLIC,
-    EVENT_DREW: Private(("card",)),
-    EVENT_TOOK_DISCARD: PUBLIC,
-    EVENT_SWAPPED_DRAWN: Private(("card",)),
-    EVENT_DISCARDED_DRAWN: PUBLIC,
-    EVENT_USED_SWAP: PUBLIC,
-    EVENT_USED_PEEK: Private(("card",)),
-    EVENT_USED_DRAW2: PUBLIC,
-    EVENT_SKIPPED_DRAW: PUBLIC,
-    EVENT_KNOCKED: PUBLIC,
-    EVENT_ENDED_TURN: PUBLIC,
-    EVENT_ROUND_ENDED: PUBLIC,
-    EVENT_REPLACED: PUBLIC,
-    EVENT_ROUND_SCORED: PUBLIC,
-    EVENT_MATCH_ENDED: PUBLIC,
-}
+# --- the declaration: moves BB-4, view BB-7, events BB-5.7 and BB-8 ----------------------
+CARD = d.enum(*[str(v) for v in range(10)], SWAP, PEEK, DRAW2)
+SLOT = {**d.enum(*SLOTS), "description": "display slot, 0…3"}
+STAGE = d.enum(STAGE_ACTION, STAGE_DRAW2_FIRST, STAGE_DRAW2_SECOND)
+DISPLAY = d.array(d.nullable(CARD), minItems=4, maxItems=4)
+REASON = d.enum(REASON_KNOCK, REASON_TURN_LIMIT, REASON_STUCK)
+RESULT = d.obj({"scores": d.array(d.INT), "ranking": d.array(d.array(d.SEAT)), "winners": d.array(d.SEAT)})
+HIDDEN_CARD = d.nullable(CARD, d.HIDDEN)
+pub, own = d.public, d.private
+
+DECLARATION = d.Declaration(
+    moves=(
+        d.MoveType(MOVE_DRAW,
+                   doc="Action A: draw the top card (BB-4.1); second_draw: the second Draw Twice draw (BB-4.4)"),
+        d.MoveType(MOVE_TAKE_DISCARD, {"slot": SLOT}, doc="Action B: the top discard (a number) into slot j (BB-4.1)"),
+        d.MoveType(MOVE_SWAP_DRAWN, {"slot": SLOT},
+                   doc="the held number into slot j; the slot card to the discard pile (BB-4.3)"),
+        d.MoveType(MOVE_DISCARD_DRAWN, doc="discard the held card unused (BB-4.3)"),
+        d.MoveType(MOVE_USE_SWAP, {"slot": SLOT, "target_seat": d.SEAT, "target_slot": SLOT},
+                   doc="exchange own slot j with another seat's slot (BB-4.3, D9)"),
+        d.MoveType(MOVE_USE_PEEK, {"slot": SLOT}, doc="look at own slot j (BB-4.3, D10)"),
+        d.MoveType(MOVE_USE_DRAW2, doc="Draw Twice: the engine draws the first card at once (BB-4.3, D8)"),
+        d.MoveType(MOVE_SKIP_DRAW, doc="no second Draw Twice draw (BB-4.4)"),
+        d.MoveType(MOVE_KNOCK, doc="knock (BB-4.5, BB-4.7)"),
+        d.MoveType(MOVE_END_TURN, doc="do not knock (BB-4.7)"),
+    ),
+    events=(
+        d.EventType(EVENT_ROUND_STARTED, {"round": pub(d.INT), "starter": pub(d.SEAT)}),
+        d.EventType(EVENT_DEALT, {
+            "displays": d.redacted(d.array(DISPLAY, description="per seat; the glimpsed cards only to their seat"),
+                                   redact_dealt),
+            "discard": pub(d.array(CARD))}),
+        d.EventType(EVENT_TURN_STARTED, {"turn": pub(d.INT)}),
+        d.EventType(EVENT_RESHUFFLED, {"count": pub(d.INT)}),
+        d.EventType(EVENT_DREW, {"card": own(HIDDEN_CARD), "stage": pub(STAGE)},
+                    doc="BB-4.2: the card only to the drawing seat"),
+        d.EventType(EVENT_TOOK_DISCARD, {"slot": pub(SLOT), "card": pub(CARD), "discarded": pub(CARD)}),
+        d.EventType(EVENT_SWAPPED_DRAWN, {"slot": pub(SLOT), "card": own(HIDDEN_CARD), "discarded": pub(CARD)},
+                    doc="the kept card only to its seat"),
+        d.EventType(EVENT_DISCARDED_DRAWN, {"card": pub(CARD)}),
+        d.EventType(EVENT_USED_SWAP, {"slot": pub(SLOT), "target_seat": pub(d.SEAT), "target_slot": pub(SLOT)}),
+        d.EventType(EVENT_USED_PEEK, {"slot": pub(SLOT), "card": own(HIDDEN_CARD)},
+                    doc="BB-4.5: the card only to its seat"),
+        d.EventType(EVENT_USED_DRAW2),
+        d.EventType(EVENT_SKIPPED_DRAW),
+        d.EventType(EVENT_KNOCKED, {"turn": pub(d.INT)}),
+        d.EventType(EVENT_ENDED_TURN),
+        d.EventType(EVENT_ROUND_ENDED, {"reason": pub(REASON), "knocker": pub(d.nullable(d.SEAT)),
+                                        "displays": pub(d.array(DISPLAY))}),
+        d.EventType(EVENT_REPLACED, {
+            "slot": pub(SLOT), "special": pub(CARD), "discarded": pub(d.array(CARD)),
+            "card": pub(d.nullable(CARD, "the number card that replaced the special; null if none was left"))}),
+        d.EventType(EVENT_ROUND_SCORED, {"round": pub(d.INT), "points": pub(d.array(d.INT)),
+                                         "scores": pub(d.array(d.INT))}),
+        d.EventType(EVENT_MATCH_ENDED, {"result": pub(RESULT)}),
+    ),
+    player={
+        "display": d.array(HIDDEN_CARD, minItems=4, maxItems=4),
+        "known": d.array(d.nullable(CARD), minItems=4, maxItems=4,
+                         description='recall "perfect", seat viewers only: the values this seat has seen'),
+    },
+    board_view={
+        "starter": d.SEAT, "turn": d.INT, "current_seat": d.SEAT, "turn_limit": d.INT, "max_turn": d.INT,
+        "knocker": d.nullable(d.SEAT), "knock_turn": d.nullable(d.INT), "last_turn": d.nullable(d.INT),
+        "draw_count": d.INT,
+        "draw_pile": d.nullable(d.array(CARD), "the draw order: admin only"),
+        "discard": d.array(CARD, description="bottom first"),
+        "drawn": d.nullable(d.obj({"seat": d.SEAT, "card": HIDDEN_CARD, "stage": STAGE}), "the card in hand, if any"),
+        "history": d.array(d.obj({"round": d.INT, "starter": d.SEAT, "reason": REASON, "knocker": d.nullable(d.SEAT),
+                                  "displays": d.array(DISPLAY), "points": d.array(d.INT)})),
+    },
+    view_recall={"known": "display"},  # BB-5.6: known[i] is display[i] as the seat saw it
+    presets={"short": {"rounds": 1}, "variant": {"recall": "none", "rounds": 1},
+             "play": {"rounds": 2, "turn_limit": 10}},
+    bot="bots.biberbande",
+    board="biberbande.js",
+    docs="docs/games/biberbande.md",
+)
+#: the game's own event types (the worlds read their cards as a seat saw them)
+_OWN_EVENTS = {e.type: e for e in DECLARATION.events}
 
 
 # --- the working copy of a move: the state copied by its layout (module docstring) ---
@@ -584,9 +642,10 @@ def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pool
             pools.gone[label][code] += 1
 
     for event in worlds.since_last(events, (EVENT_ROUND_STARTED,)):
-        if event["type"] not in EVENTS:  # resigned, timed_out: no card moves
+        rule = _OWN_EVENTS.get(event["type"])
+        if rule is None:  # resigned, timed_out: no card moves
             continue
-        e = EVENTS[event["type"]].redact(event, viewer)
+        e = rule.redact(event, viewer)
         kind, actor = e["type"], e["seat"]
         if kind == EVENT_DEALT:
             face_up(0, e["discard"][0])
@@ -682,7 +741,7 @@ class Biberbande(core.Game):
         core.deck_option(),
         core.decks_option(),
     )
-    events = EVENTS
+    declaration = DECLARATION
     handlers = HANDLERS
     #: the moves that change nothing on the table: end the turn without knocking
     #: (BB-4.7), skip a second draw (BB-4.4), discard the drawn card (BB-4.3)

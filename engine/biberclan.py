@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from engine import core, worlds
-from engine.core import ACTIVE, FINISHED, PUBLIC, Event, Game, Move, Option, Private, Redacted, State, Turn, Viewer
+from engine import declaration as d
+from engine.core import ACTIVE, FINISHED, Event, Game, Move, Option, State, Turn, Viewer
 
 GAME_ID = "biberclan"
 
@@ -653,49 +654,120 @@ def board_view(state: State, viewer: Viewer) -> dict[str, Any]:
     return board
 
 
-def redact_drew(event: Event, viewer: Viewer) -> Event:
+def redact_drew(event: Mapping[str, Any], viewer: Viewer) -> str | None:
     """BC-5.6: a drawn special is public (D5), a drawn number the drawer's (D4)."""
-    return {**event, "card": shown(viewer, event["card"], event["kind"] == KIND_SPECIAL, event["seat"])}
+    return shown(viewer, event["card"], event["kind"] == KIND_SPECIAL, event["seat"])
 
 
-def redact_placed(event: Event, viewer: Viewer) -> Event:
+def redact_placed(event: Mapping[str, Any], viewer: Viewer) -> str | None:
     """BC-5.6: the placed card is public if face up, else the actor's."""
-    return {**event, "card": shown(viewer, event["card"], event["face"] == UP, event["seat"])}
+    return shown(viewer, event["card"], event["face"] == UP, event["seat"])
 
 
-def redact_replaced(event: Event, viewer: Viewer) -> Event:
-    """BC-5.6: ``card`` as for ``placed``; ``removed`` is public if it lay face
-    up or the actor took it from its own castle (to the discard), else the
-    actor's."""
+def redact_removed(event: Mapping[str, Any], viewer: Viewer) -> str | None:
+    """BC-5.6: the removed card is public if it lay face up or the actor took
+    it from its own castle (to the discard), else the actor's."""
     actor = event["seat"]
-    removed_public = event["removed_face"] == UP or event["target"] == actor
-    return {**event, "card": shown(viewer, event["card"], event["face"] == UP, actor),
-            "removed": shown(viewer, event["removed"], removed_public, actor)}
+    return shown(viewer, event["removed"], event["removed_face"] == UP or event["target"] == actor, actor)
 
 
-def redact_stashed(event: Event, viewer: Viewer) -> Event:
+def redact_stashed(event: Mapping[str, Any], viewer: Viewer) -> str | None:
     """BC-5.6: the stashed card is public if it goes face up or was public when
     stolen (``removed_face`` up), else the actor's."""
     public = event["face"] == UP or event["removed_face"] == UP
-    return {**event, "card": shown(viewer, event["card"], public, event["seat"])}
+    return shown(viewer, event["card"], public, event["seat"])
 
 
-EVENTS = {
-    EVENT_ROUND_STARTED: PUBLIC,
-    EVENT_DREW: Redacted(redact_drew),
-    EVENT_SPECIAL_VOID: PUBLIC,
-    EVENT_RESHUFFLED: PUBLIC,
-    EVENT_PLACED: Redacted(redact_placed),
-    EVENT_REPLACED: Redacted(redact_replaced),
-    EVENT_STASHED: Redacted(redact_stashed),
-    EVENT_CLEARED: PUBLIC,
-    EVENT_FLIPPED: PUBLIC,
-    EVENT_SWAPPED: PUBLIC,
-    EVENT_PEEKED: Private(("card",)),
-    EVENT_CASTLE_COMPLETED: PUBLIC,
-    EVENT_ROUND_ENDED: PUBLIC,
-    EVENT_MATCH_ENDED: PUBLIC,
+# --- the declaration: moves BC-4/BC-5, view and events BC-7 ------------------------------
+NUMBER = d.enum(*NUMBERS)
+SPECIAL = d.enum(CLEAR, FLIP, SWAP, PEEK)
+CARD = d.enum(*NUMBERS, CLEAR, FLIP, SWAP, PEEK)
+SLOT = {**d.enum(*SLOTS), "description": "castle slot: bottom b0…b2, top t0 (on b0+b1), t1"}
+FACE = d.enum(*FACES)
+TARGET = {**d.SEAT, "description": "the seat whose castle"}
+HIDDEN_NUMBER = d.nullable(NUMBER, d.HIDDEN)
+ROUND_BODY = {
+    "round": d.INT, "reason": d.enum(REASON_CASTLE, REASON_TURN_LIMIT, REASON_FIVE_OF_A_KIND),
+    "finisher": d.nullable(d.SEAT),
+    "castles": d.array(d.array(d.nullable(CARD)), description="per seat, slots b0, b1, b2, t0, t1 (null: empty)"),
+    "values": d.array(d.INT), "bonus": d.array(d.INT), "penalty": d.array(d.INT), "scores": d.array(d.INT),
+    "five_of_a_kind": d.array(d.SEAT), "totals": d.array(d.INT),
 }
+RESULT = d.obj({"scores": d.array(d.INT), "ranking": d.array(d.array(d.SEAT)), "winners": d.array(d.SEAT)})
+CASTLE_CARD = d.nullable(d.obj({"face": FACE, "card": HIDDEN_NUMBER, "protected": d.BOOL,
+                                "known": d.nullable(NUMBER)}, optional=("known",)), "null: empty slot")
+pub, own = d.public, d.private
+
+DECLARATION = d.Declaration(
+    moves=(
+        d.MoveType(MOVE_PLACE, {"target": TARGET, "slot": SLOT, "face": FACE},
+                   doc="the held number into a free legal slot (BC-4.3)"),
+        d.MoveType(MOVE_REPLACE, {"target": TARGET, "slot": SLOT, "face": FACE},
+                   doc="replace an unprotected card (BC-4.4); stealing from another seat leads to stash"),
+        d.MoveType(MOVE_STASH, {"slot": SLOT, "face": FACE},
+                   doc="the stolen card into a free legal own slot (BC-4.5)"),
+        d.MoveType(MOVE_CLEAR, {"target": TARGET, "slot": SLOT}, doc="discard an unprotected card (BC-4.6)"),
+        d.MoveType(MOVE_FLIP, {"target": TARGET, "slot": SLOT}, doc="turn an unprotected card over (BC-4.7)"),
+        d.MoveType(MOVE_SWAP, {"target_a": TARGET, "slot_a": SLOT, "target_b": TARGET, "slot_b": SLOT},
+                   doc="exchange two unprotected cards of two different castles (BC-4.8, D26)"),
+        d.MoveType(MOVE_PEEK, {"target": TARGET, "slot": SLOT},
+                   doc="look at an unprotected face-down card (BC-4.9, D15)"),
+    ),
+    events=(
+        d.EventType(EVENT_ROUND_STARTED, {"round": pub(d.INT), "start_seat": pub(d.SEAT)}),
+        d.EventType(EVENT_DREW, {"kind": pub(d.enum(KIND_NUMBER, KIND_SPECIAL)),
+                                 "card": d.redacted(d.nullable(CARD, d.HIDDEN), redact_drew)},
+                    doc="a drawn number only to its seat; a special to everyone"),
+        d.EventType(EVENT_SPECIAL_VOID, {"card": pub(SPECIAL)}),
+        d.EventType(EVENT_RESHUFFLED, {"count": pub(d.INT)}),
+        d.EventType(EVENT_PLACED, {"target": pub(TARGET), "slot": pub(SLOT), "face": pub(FACE),
+                                   "card": d.redacted(HIDDEN_NUMBER, redact_placed)}),
+        d.EventType(EVENT_REPLACED, {"target": pub(TARGET), "slot": pub(SLOT), "face": pub(FACE),
+                                     "card": d.redacted(HIDDEN_NUMBER, redact_placed),
+                                     "removed": d.redacted(HIDDEN_NUMBER, redact_removed),
+                                     "removed_face": pub(FACE)}),
+        d.EventType(EVENT_STASHED, {"slot": pub(SLOT), "face": pub(FACE),
+                                    "card": d.redacted(HIDDEN_NUMBER, redact_stashed), "removed_face": pub(FACE)}),
+        d.EventType(EVENT_CLEARED, {"target": pub(TARGET), "slot": pub(SLOT), "face": pub(FACE),
+                                    "card": pub(HIDDEN_NUMBER)}),
+        d.EventType(EVENT_FLIPPED, {"target": pub(TARGET), "slot": pub(SLOT), "face": pub(FACE),
+                                    "card": pub(HIDDEN_NUMBER)}),
+        d.EventType(EVENT_SWAPPED, {"target_a": pub(TARGET), "slot_a": pub(SLOT), "target_b": pub(TARGET),
+                                    "slot_b": pub(SLOT)}),
+        d.EventType(EVENT_PEEKED, {"target": pub(TARGET), "slot": pub(SLOT), "card": own(HIDDEN_NUMBER)},
+                    doc="the card only to the peeking seat"),
+        d.EventType(EVENT_CASTLE_COMPLETED, {"final_turns": pub(d.array(d.SEAT))}),
+        d.EventType(EVENT_ROUND_ENDED, {name: pub(schema) for name, schema in ROUND_BODY.items()}),
+        d.EventType(EVENT_MATCH_ENDED, {"reason": pub(d.enum(REASON_ROUNDS, REASON_FIVE_OF_A_KIND)),
+                                        "result": pub(RESULT)}),
+    ),
+    player={
+        "cards": d.INT, "face_up": d.INT,
+        "castle": d.obj({slot: CASTLE_CARD for slot in SLOTS}),
+    },
+    board_view={
+        "draw_count": d.INT,
+        "draw_pile": d.array(CARD, description="the draw order: admin only"),
+        "discard": d.array(CARD), "box": d.array(CARD, description="specials out of the game this round"),
+        "start_seat": d.SEAT, "turn_seat": d.nullable(d.SEAT), "turns": d.INT, "max_turns": d.INT,
+        "finisher": d.nullable(d.SEAT), "final_turns": d.array(d.SEAT),
+        "held": d.nullable(d.obj({"seat": d.SEAT, "kind": d.enum(KIND_NUMBER, KIND_SPECIAL, KIND_REMOVED),
+                                  "card": d.nullable(CARD, d.HIDDEN), "known": d.nullable(CARD),
+                                  "from": d.nullable(d.obj({"target": TARGET, "slot": SLOT}))},
+                                 optional=("known", "from")), "the card being played, if any"),
+        "round_scores": d.array(d.array(d.INT)),
+        "last_round": d.nullable(d.obj(ROUND_BODY)),
+    },
+    view_recall={"known": "card"},  # BC-5.5: known beside a face-down castle card
+    view_admin_only=("draw_pile",),  # BC-7.2: the draw pile is "admin only"
+    presets={"short": {"rounds": 1}, "variant": {"with_biberbande": True, "recall": "none", "rounds": 2},
+             "play": {"rounds": 1, "max_turns": 24}},
+    bot="bots.biberclan",
+    board="biberclan.js",
+    docs="docs/games/biberclan.md",
+)
+#: the game's own event types (the worlds read their cards as a seat saw them)
+_OWN_EVENTS = {e.type: e for e in DECLARATION.events}
 
 
 # ==========================================================================
@@ -739,9 +811,10 @@ def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pool
     pools = _Pools([canonical(state["with_biberbande"])], [Counter()], [[0] * CASTLE_SIZE for _ in state["castles"]])
     discard: list[str] = []
     for event in worlds.since_last(events, (EVENT_ROUND_STARTED,)):
-        if event["type"] not in EVENTS:  # resigned, timed_out: no card moves
+        rule = _OWN_EVENTS.get(event["type"])
+        if rule is None:  # resigned, timed_out: no card moves
             continue
-        e = EVENTS[event["type"]].redact(event, viewer)
+        e = rule.redact(event, viewer)
         kind, actor = e["type"], e["seat"]
         if kind == EVENT_DREW:
             pools.held = pools.draw
@@ -881,7 +954,7 @@ class BiberClan(Game):
         Option("max_turns", core.INT, 200, minimum=1, maximum=1000,
                description="turns per round after which a round nobody completes ends (D18)"),
     )
-    events = EVENTS
+    declaration = DECLARATION
     handlers = HANDLERS
     #: BiberClan has no pass (BC-4.6: even a special is compulsory): the fallback
     #: is the first listed move (BC-4.12)

@@ -17,6 +17,8 @@ from typing import Any, ClassVar
 
 import orjson
 
+from engine.declaration import REQUIRED_PRESETS, RESULT, Declaration, EventType, enum, merge, public
+
 Move = dict[str, Any]
 Event = dict[str, Any]
 State = dict[str, Any]
@@ -60,9 +62,16 @@ class MatchFinished(GameError):
 
 
 class UndeclaredEvent(Exception):
-    """An engine emitted (or was asked to redact) an event type its game does
-    not declare in ``Game.events``.  A bug, never an answer: nothing of the
-    event is shown to anyone, and the move that produced it is not applied."""
+    """An engine emitted (or was asked to redact) an event its game does not
+    declare: an undeclared type, a field the declaration does not list, or a
+    declared field missing (``Game.declaration``).  A bug, never an answer:
+    nothing of the event is shown to anyone, and the move that produced it is
+    not applied."""
+
+
+class DeclarationError(TypeError):
+    """A game's declaration lacks a piece or contradicts its engine: raised
+    when the game is registered (at import), never skipped."""
 
 
 # --------------------------------------------------------------------------
@@ -139,6 +148,8 @@ class Option:
     items: tuple[str, ...] | None = None
     description: str = ""
     default_doc: str | None = None
+    #: the option fixes hidden order (a deck, hidden token placements): as
+    #: secret as the seed
     secret: bool = False
 
     def default_for(self, players: int) -> Any:
@@ -451,33 +462,6 @@ class CardCodec:
 
 
 # --------------------------------------------------------------------------
-# Events: every type a game emits is declared with what each viewer sees of
-# it.  Redaction goes through the declaration only; an undeclared type is an
-# error (:class:`UndeclaredEvent`), never shown.
-# --------------------------------------------------------------------------
-def hide(value: Any) -> Any:
-    """A hidden value: ``None``, or a list of ``None`` of the same length
-    (layout and counts stay visible, values do not)."""
-    return [None] * len(value) if isinstance(value, list) else None
-
-
-class EventRule:
-    """What each viewer sees of one event type (admin always sees all)."""
-
-    def redact(self, event: Event, viewer: Viewer) -> Event:
-        raise NotImplementedError
-
-
-class Public(EventRule):
-    """Every field is public."""
-
-    def redact(self, event: Event, viewer: Viewer) -> Event:
-        return dict(event)
-
-
-PUBLIC = Public()
-
-# --------------------------------------------------------------------------
 # What every game shares beyond its own rules (contract 1.1): resigning, the
 # fallback move a server plays for a seat, and who made a move.
 # --------------------------------------------------------------------------
@@ -488,10 +472,14 @@ EVENT_RESIGNED, EVENT_TIMED_OUT, EVENT_MATCH_ENDED = "resigned", "timed_out", "m
 #: seat that resigned (its fallback).  A seat's own move has no ``by``.
 BY_BOT, BY_CLOCK, BY_RESIGNED = "bot", "clock", "resigned"
 BY = (BY_BOT, BY_CLOCK, BY_RESIGNED)
-#: Events every game emits the same way (a game's own declaration of the same
-#: type wins: every game declares ``match_ended`` PUBLIC itself).
-CORE_EVENTS: Mapping[str, EventRule] = {EVENT_RESIGNED: PUBLIC, EVENT_TIMED_OUT: PUBLIC,
-                                        EVENT_MATCH_ENDED: PUBLIC}
+#: Events every game emits the same way, all public (a game's own
+#: ``match_ended`` is merged with the one of a resignation, :func:`merge`).
+CORE_EVENTS: tuple[EventType, ...] = (
+    EventType(EVENT_RESIGNED, doc="1.1: the seat resigned"),
+    EventType(EVENT_TIMED_OUT, doc="1.1: the seat's deadline passed; its fallback move follows"),
+    EventType(EVENT_MATCH_ENDED, {"reason": public(enum("resigned")), "result": public(RESULT)},
+              doc="1.1: the match ended because all seats but one resigned"),
+)
 
 
 def resigned_seats(state: State) -> list[int]:
@@ -507,32 +495,6 @@ def rank_resigned(result: dict[str, Any], order: Sequence[int]) -> dict[str, Any
     return {**result, "ranking": ranked, "winners": list(ranked[0])}
 
 
-@dataclass(frozen=True)
-class Private(EventRule):
-    """``fields`` belong to the seat named by the event's ``owner`` field
-    (default ``seat``): that seat sees them, every other viewer gets them
-    hidden (:func:`hide`); the other fields are public."""
-
-    fields: tuple[str, ...]
-    owner: str = "seat"
-
-    def redact(self, event: Event, viewer: Viewer) -> Event:
-        if viewer.sees_private(event[self.owner]):
-            return dict(event)
-        return {**event, **{name: hide(event[name]) for name in self.fields}}
-
-
-@dataclass(frozen=True)
-class Redacted(EventRule):
-    """An event whose hidden parts need a game rule: ``redact(event, viewer)``
-    returns a new event (it must not mutate its argument)."""
-
-    redact_fn: Callable[[Event, Viewer], Event]
-
-    def redact(self, event: Event, viewer: Viewer) -> Event:
-        return self.redact_fn(event, viewer)
-
-
 # --------------------------------------------------------------------------
 # A move (or the setup) being applied: the game's working copy of the state
 # and the events it emits, each checked against the declaration.
@@ -546,14 +508,16 @@ class Turn:
         self.events: list[Event] = []
 
     def emit(self, kind: str, seat: int | None, /, **fields: Any) -> Event:
-        """Append event ``kind``; :class:`UndeclaredEvent` unless the game declares it.
+        """Append event ``kind``; :class:`UndeclaredEvent` unless the game
+        declares it with exactly these fields (:meth:`Game.declared`).
 
         ``kind`` and ``seat`` are positional-only, so an event may carry a field
         named ``kind``; a field named after a Python keyword (``from``) is passed
         as ``**{"from": …}``."""
-        if kind not in self.game.events:
-            raise UndeclaredEvent(f"{self.game.id} emitted undeclared event type {kind!r}")
         event: Event = {"type": kind, "seat": seat, **fields}
+        rule = self.game.events.get(kind)
+        if rule is None or event.keys() != rule.names:  # the common case checks in C
+            self.game.declared(event)
         self.events.append(event)
         return event
 
@@ -569,8 +533,11 @@ class Game:
     """Base class of every rules engine.
 
     A subclass declares ``id``, ``title``, ``min_players``, ``max_players``,
-    ``options``, ``events`` (every event type with its :class:`EventRule`)
-    and ``handlers`` (move type → handler), and implements the hooks below.
+    ``options``, ``declaration`` (its move and event types with every field
+    and its visibility, view fields, presets, bot, board and docs page:
+    :class:`engine.declaration.Declaration`) and ``handlers`` (move type →
+    handler), and implements the hooks below.  ``events`` (event type →
+    :class:`EventType`, the core's included) is derived from the declaration.
     The shared entry points (:meth:`create`, :meth:`play`, :meth:`apply`,
     :meth:`legal_moves`, :meth:`view`, :meth:`redact_event`) do what every
     game does the same way.
@@ -581,7 +548,8 @@ class Game:
     min_players: ClassVar[int]
     max_players: ClassVar[int]
     options: ClassVar[tuple[Option, ...]]
-    events: ClassVar[Mapping[str, EventRule]]
+    declaration: ClassVar[Declaration]
+    events: ClassVar[Mapping[str, EventType]]
     handlers: ClassVar[Mapping[str, Handler]]
     summary: ClassVar[str] = ""
     #: prefix of the rule ids in ``docs/games/<id>.md`` (``BB`` for ``BB-4.2``)
@@ -598,11 +566,12 @@ class Game:
     state_copiers: ClassVar[Copiers] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Every game also declares :data:`CORE_EVENTS` (resigned, timed_out,
-        match_ended), all public."""
+        """``events`` from the declaration, with :data:`CORE_EVENTS`
+        (resigned, timed_out, and the ``match_ended`` of a resignation merged
+        into the game's own)."""
         super().__init_subclass__(**kwargs)
-        if "events" in cls.__dict__:
-            cls.events = {**CORE_EVENTS, **cls.events}
+        if "declaration" in cls.__dict__:
+            cls.events = event_types(cls.declaration)
 
     # --- to implement --------------------------------------------------
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
@@ -816,12 +785,27 @@ class Game:
                     return move
         return legal[0]
 
+    def declared(self, event: Event, stamped: bool = False) -> EventType:
+        """The declared type of ``event``; :class:`UndeclaredEvent` unless the
+        game declares its type with exactly its fields (optional ones aside;
+        a ``stamped`` event, one stored by the service, may also carry its
+        ``version``)."""
+        rule = self.events.get(event["type"])
+        if rule is None:
+            raise UndeclaredEvent(f"{self.id} emitted undeclared event type {event['type']!r}")
+        why = rule.mismatch(event, stamped)
+        if why is not None:
+            raise UndeclaredEvent(f"{self.id}: {why}")
+        return rule
+
     def checked(self, events: list[Event]) -> list[Event]:
-        """``events`` unchanged, or :class:`UndeclaredEvent` for the first
-        type the game does not declare."""
+        """``events`` unchanged, or :class:`UndeclaredEvent` for the first one
+        the game does not declare (:meth:`declared`)."""
+        declared = self.events
         for event in events:
-            if event["type"] not in self.events:
-                raise UndeclaredEvent(f"{self.id} emitted undeclared event type {event['type']!r}")
+            rule = declared.get(event["type"])
+            if rule is None or event.keys() != rule.names:
+                self.declared(event)
         return events
 
     def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
@@ -833,15 +817,46 @@ class Game:
                 "scores": self.scores_of(state), "result": result and clone(result)}
 
     def redact_event(self, event: Event, viewer: Viewer) -> Event:
-        """An event as ``viewer`` may see it, by its declared rule (never
-        mutates ``event``); :class:`UndeclaredEvent` for an undeclared type."""
-        rule = self.events.get(event["type"])
-        if rule is None:
-            raise UndeclaredEvent(f"{self.id} has no declared visibility for event type {event['type']!r}")
-        return dict(event) if viewer.is_admin else rule.redact(event, viewer)
+        """A new event as ``viewer`` may see it, field by field as declared
+        (:meth:`EventType.redact`; never mutates ``event``); the admin gets
+        every declared field; a stored event keeps its ``version``.  :class:`UndeclaredEvent` for an event that
+        differs from its declaration: nothing of it is shown."""
+        return self.declared(event, stamped=True).redact(event, viewer)
 
     def redact_events(self, events: Iterable[Event], viewer: Viewer) -> list[Event]:
         return [self.redact_event(e, viewer) for e in events]
+
+
+def event_types(declaration: Declaration) -> dict[str, EventType]:
+    """Event type → :class:`EventType`: the game's and :data:`CORE_EVENTS`
+    (a type both declare, ``match_ended``, takes either shape)."""
+    core = {e.type: e for e in CORE_EVENTS}
+    out = {own.type: merge(own, core[own.type]) if own.type in core else own for own in declaration.events}
+    return {**out, **{kind: e for kind, e in core.items() if kind not in out}}
+
+
+def check_declaration(game: Game) -> None:
+    """:class:`DeclarationError` unless ``game`` declares every piece: move
+    types matching its handlers, event types, view fields, the presets of
+    :data:`REQUIRED_PRESETS` (valid options), a bot, a board and a docs page."""
+    declaration = getattr(type(game), "declaration", None)
+    if not isinstance(declaration, Declaration):
+        raise DeclarationError(f"game {game.id!r} has no declaration (engine.declaration.Declaration)")
+    problems = [piece for piece in ("moves", "events", "player", "board_view", "bot", "board", "docs")
+                if not getattr(declaration, piece)]
+    moves = {m.type for m in declaration.moves}
+    if moves != set(game.handlers):
+        problems.append(f"move types {sorted(moves ^ set(game.handlers))} declared or handled, not both")
+    if not set(game.fallback_types) <= moves:
+        problems.append("fallback_types not among the declared moves")
+    problems += [f"preset {name!r}" for name in REQUIRED_PRESETS if name not in declaration.presets]
+    if problems:
+        raise DeclarationError(f"game {game.id!r} lacks or contradicts: {'; '.join(problems)}")
+    for name, preset in declaration.presets.items():
+        try:
+            validate_options(game, game.min_players, dict(preset))
+        except InvalidOptions as error:
+            raise DeclarationError(f"game {game.id!r}: preset {name!r}: {error.detail}") from None
 
 
 @dataclass
@@ -851,6 +866,11 @@ class Registry:
     games: dict[str, Game] = field(default_factory=dict)
 
     def register(self, game: Game) -> Game:
+        """Add ``game`` (:class:`DeclarationError` if its declaration lacks a
+        piece, :func:`check_declaration`, or its id is taken)."""
+        check_declaration(game)
+        if game.id in self.games:
+            raise DeclarationError(f"game id {game.id!r} is registered twice")
         self.games[game.id] = game
         return game
 

@@ -31,7 +31,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine import core, worlds
-from engine.core import ACTIVE, FINISHED, PUBLIC, EventRule, Game, Handler, Move, Option, Private, State, Turn, Viewer
+from engine import declaration as d
+from engine.core import ACTIVE, FINISHED, Game, Handler, Move, Option, State, Turn, Viewer
 
 GAME_ID = "mein-lieber-biber"
 
@@ -478,21 +479,68 @@ def board_view(s: State, viewer: Viewer) -> dict[str, Any]:
     }
 
 
-#: Every event type (MLB-8.1) with what each viewer sees of it: the cards a
-#: seat takes into its hand are its own (MLB-5.4); everything else is public.
-EVENTS: dict[str, EventRule] = {
-    EVENT_ROUND_STARTED: PUBLIC,
-    EVENT_DEALT: Private(("cards",)),
-    EVENT_DREW: Private(("card",)),
-    EVENT_PLAYED: PUBLIC,
-    EVENT_TIPPED: PUBLIC,
-    EVENT_REWARDED: Private(("card",)),
-    EVENT_PASSED: PUBLIC,
-    EVENT_EXCHANGED: Private(("drawn",)),
-    EVENT_DISCARDED: PUBLIC,
-    EVENT_ROUND_ENDED: PUBLIC,
-    EVENT_MATCH_ENDED: PUBLIC,
-}
+# --------------------------------------------------------------------------
+# The declaration: moves MLB-4, view MLB-7, events MLB-8.1.  The cards a seat
+# takes into its hand are its own (MLB-5.4); everything else is public.
+# --------------------------------------------------------------------------
+COLOUR = d.enum(*COLOURS)
+CARD = d.enum(*CARDS)
+PILE = {**d.enum(0, 1), "description": "draw pile 0 or 1"}
+POSITION = {"type": "integer", "minimum": MIDDLE, "maximum": DAM, "description": "0 raft middle, 1…30 rings, 31 dam"}
+ROUND_REASON = d.enum(REASON_TIPPED, REASON_SUPPLY_EXHAUSTED, REASON_HAND_EMPTY, REASON_RAFT_EMPTY)
+TAKE = d.enum(TAKE_STICK, TAKE_CARD)
+RESULT = d.obj({"scores": d.array(d.INT), "ranking": d.array(d.array(d.SEAT)), "winners": d.array(d.SEAT)})
+HIDDEN_CARD = d.nullable(CARD, d.HIDDEN)
+pub, own = d.public, d.private
+
+DECLARATION = d.Declaration(
+    moves=(
+        d.MoveType(MOVE_PLAY, {"card": CARD, "beaver": COLOUR},
+                   doc="play a card to move a beaver (MLB-4.4; joker: D15)"),
+        d.MoveType(MOVE_DRAW, {"pile": PILE},
+                   doc="top up from a pile (MLB-4.3, D8), or draw after the move (MLB-4.8)"),
+        d.MoveType(MOVE_EXCHANGE, {"card": CARD, "pile": PILE},
+                   doc="lay a card down, take a pile's top card (MLB-4.5, D9)"),
+        d.MoveType(MOVE_DISCARD, {"card": CARD}, doc="both piles empty: discard a card (MLB-4.6, D10)"),
+        d.MoveType(MOVE_REWARD, {"take": TAKE, "pile": PILE}, optional=("pile",),
+                   doc="take a stick, or a pile's top card (MLB-4.7, D13); a stick has no pile"),
+        d.MoveType(MOVE_PASS, doc="do not draw after the move (D7)"),
+    ),
+    events=(
+        d.EventType(EVENT_ROUND_STARTED, {"round": pub(d.INT), "start_seat": pub(d.SEAT)}),
+        d.EventType(EVENT_DEALT, {"cards": own(d.array(HIDDEN_CARD))}, doc="MLB-5.4: the cards only to their seat"),
+        d.EventType(EVENT_DREW, {"pile": pub(PILE), "card": own(HIDDEN_CARD),
+                                 "reason": pub(d.enum(REASON_AFTER_MOVE, REASON_TOP_UP))},
+                    doc="the card only to its seat"),
+        d.EventType(EVENT_PLAYED, {"card": pub(CARD), "beaver": pub(COLOUR), "from": pub(POSITION),
+                                   "to": pub(POSITION), "joker": pub(d.BOOL)}),
+        d.EventType(EVENT_TIPPED, {"load": pub(d.array(d.INT, minItems=2, maxItems=2)), "returned": pub(d.INT)}),
+        d.EventType(EVENT_REWARDED, {"take": pub(TAKE), "pile": pub(d.nullable(PILE)), "card": own(HIDDEN_CARD)}),
+        d.EventType(EVENT_PASSED),
+        d.EventType(EVENT_EXCHANGED, {"card": pub(CARD), "pile": pub(PILE), "drawn": own(HIDDEN_CARD)}),
+        d.EventType(EVENT_DISCARDED, {"card": pub(CARD)}),
+        d.EventType(EVENT_ROUND_ENDED, {"round": pub(d.INT), "reason": pub(ROUND_REASON), "by": pub(d.SEAT),
+                                        "sticks": pub(d.array(d.INT)), "supply": pub(d.INT)}),
+        d.EventType(EVENT_MATCH_ENDED, {"result": pub(RESULT)}),
+    ),
+    player={"hand": d.array(HIDDEN_CARD), "hand_count": d.INT, "discards": d.array(CARD), "sticks": d.INT},
+    board_view={
+        "rings": d.array(COLOUR, minItems=30, maxItems=30, description="colour of rings 1…30"),
+        "beavers": d.obj({c: POSITION for c in COLOURS}),
+        "piles": d.array(d.array(HIDDEN_CARD), minItems=2, maxItems=2),
+        "supply": d.INT,
+        "load": d.array(d.INT, minItems=2, maxItems=2,
+                        description="the raft's load (x, y), thousandths of the radius"),
+        "tip_threshold": d.INT, "start_seat": d.SEAT,
+        "last_play": d.nullable(d.obj({"seat": d.SEAT, "card": CARD, "beaver": COLOUR, "from": POSITION,
+                                       "to": POSITION})),
+        "last_round_end": d.nullable(d.obj({"round": d.INT, "reason": ROUND_REASON, "seat": d.SEAT})),
+    },
+    presets={"short": {"rounds": 1}, "variant": {"recall": "none", "rounds": 1}, "play": {"rounds": 1}},
+    bot="bots.mein_lieber_biber",
+    board="mein-lieber-biber.js",
+    docs="docs/games/mein-lieber-biber.md",
+)
 
 
 # --------------------------------------------------------------------------
@@ -603,7 +651,7 @@ class MeinLieberBiber(Game):
         core.recall_option("accepted for uniformity; changes nothing here: "
                            "a seat sees exactly its own hand (MLB-5.5)"),
     )
-    events = EVENTS
+    declaration = DECLARATION
     handlers = HANDLERS
     #: no draw after a move (MLB-4.8, D7); elsewhere the first listed move (MLB-4.9)
     fallback_types = (MOVE_PASS,)

@@ -38,26 +38,24 @@ nothing: a seat never loses sight of a value it saw, so no view has ``known``.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engine import declaration as d
 from engine import worlds
 from engine.core import (
     ACTIVE,
     FINISHED,
     INT,
     PERMUTATION,
-    PUBLIC,
     STRING,
     Copiers,
     Event,
-    EventRule,
     Game,
     Handler,
     Move,
     Option,
-    Redacted,
     State,
     Turn,
     Viewer,
@@ -515,22 +513,74 @@ def board_view(state: State, viewer: Viewer) -> dict[str, Any]:
     }
 
 
-def redact_fish_caught(event: Event, viewer: Viewer) -> Event:
+def redact_fish_caught(event: Mapping[str, Any], viewer: Viewer) -> str | None:
     """TB-5.3: the caught fish as the view shows a held one (stinky is public)."""
-    return {**event, "fish": visible_fish(event["fish"], event["seat"], viewer)}
+    return visible_fish(event["fish"], event["seat"], viewer)
 
 
-def redact_reshuffled(event: Event, viewer: Viewer) -> Event:
+def redact_reshuffled(event: Mapping[str, Any], viewer: Viewer) -> list[str | None]:
     """TB-5.2: the new draw order is admin only."""
-    return {**event, "draw": visible_pile(event["draw"], viewer)}
+    return visible_pile(event["draw"], viewer)
 
 
-EVENTS: dict[str, EventRule] = {
-    EVENT_MATCH_STARTED: PUBLIC, EVENT_TURN_STARTED: PUBLIC, EVENT_TURBO_USED: PUBLIC,
-    EVENT_ANSWERED: PUBLIC, EVENT_VISION_USED: PUBLIC, EVENT_MOVED: PUBLIC, EVENT_DAM_PLACED: PUBLIC,
-    EVENT_WOLF_REVEALED: PUBLIC, EVENT_CAVE_OPENED: PUBLIC, EVENT_FISH_CAUGHT: Redacted(redact_fish_caught),
-    EVENT_TURN_ENDED: PUBLIC, EVENT_RESHUFFLED: Redacted(redact_reshuffled), EVENT_MATCH_ENDED: PUBLIC,
-}
+# ---------------------------------------------------------------------------
+# The declaration: moves TB-4, view TB-7, events TB-8.
+# ---------------------------------------------------------------------------
+CARD = d.enum(*CARD_VALUES)
+DIR = d.enum(HIGHER, LOWER)
+FISH_KIND = d.enum(TURBO, VISION, STINKY)
+WOLF_TOKEN = d.enum(AWAKE, ASLEEP)
+SPACE = {"type": "integer", "minimum": 0, "description": "a space id"}
+KIND = d.enum(START, WATER, AVENUE, LAVA, FISH_POND, RAPIDS, WOLF, PARADISE)
+pub = d.public
+
+DECLARATION = d.Declaration(
+    moves=(
+        d.MoveType(MOVE_GUESS, {"dir": DIR, "vision": d.BOOL}, optional=("vision",),
+                   doc="guess the next card is higher / lower (TB-4.6); `vision: true` only when holding one (D12)"),
+        d.MoveType(MOVE_RAPIDS, {"dir": DIR, "vision": d.BOOL}, optional=("vision",),
+                   doc="on the rapids space: a rapids answer, 3 forward (D8)"),
+        d.MoveType(MOVE_AVENUE, {"value": CARD}, doc="on the avenue space: name the next card exactly (D9)"),
+        d.MoveType(MOVE_USE_TURBO, doc="holding a turbo, before the turn's first answer (D11)"),
+        d.MoveType(MOVE_DAM, doc="after an answer, not on lava: secure the beaver's space (D5, D7)"),
+    ),
+    events=(
+        d.EventType(EVENT_MATCH_STARTED, {"first_seat": pub(d.SEAT), "face_up": pub(CARD)}),
+        d.EventType(EVENT_TURN_STARTED, {"turn": pub(d.INT)}),
+        d.EventType(EVENT_TURBO_USED),
+        d.EventType(EVENT_VISION_USED),
+        d.EventType(EVENT_ANSWERED, {
+            "move": pub(d.enum(MOVE_GUESS, MOVE_RAPIDS, MOVE_AVENUE)), "dir": pub(d.nullable(DIR)),
+            "value": pub(d.nullable(CARD)), "previous": pub(CARD), "card": pub(CARD),
+            "outcome": pub(d.enum(OUTCOME_RIGHT, OUTCOME_WRONG, OUTCOME_EQUAL, OUTCOME_EXACT, OUTCOME_MISS))}),
+        d.EventType(EVENT_MOVED, {"from": pub(SPACE), "to": pub(SPACE), "cause": pub(d.STR)}),
+        d.EventType(EVENT_DAM_PLACED, {"space": pub(SPACE), "cause": pub(d.STR)}),
+        d.EventType(EVENT_WOLF_REVEALED, {"token": pub(WOLF_TOKEN)}),
+        d.EventType(EVENT_CAVE_OPENED, {"removed": pub(d.array(WOLF_TOKEN))}),
+        d.EventType(EVENT_FISH_CAUGHT, {"fish": d.redacted(d.nullable(FISH_KIND, d.HIDDEN), redact_fish_caught)},
+                    doc="the fish only to its seat"),
+        d.EventType(EVENT_TURN_ENDED, {"reason": pub(d.STR)}),
+        d.EventType(EVENT_RESHUFFLED, {"face_up": pub(CARD),
+                                       "draw": d.redacted(d.array(d.nullable(CARD, d.HIDDEN)), redact_reshuffled)}),
+        d.EventType(EVENT_MATCH_ENDED, {"reason": pub(d.enum(REASON_PARADISE, REASON_MAX_TURNS)),
+                                        "winners": pub(d.array(d.SEAT))}),
+    ),
+    player={"beaver": SPACE, "dam": SPACE, "fish": d.array(d.nullable(FISH_KIND, d.HIDDEN))},
+    board_view={
+        "layout": d.enum(*BOARDS), "paradise": SPACE,
+        "spaces": d.array(d.obj({"id": SPACE, "kind": KIND, "next": d.array(SPACE)})),
+        "face_up": CARD, "discard": d.array(CARD), "draw": d.array(d.nullable(CARD, d.HIDDEN)),
+        "pond": d.array(d.nullable(FISH_KIND, d.HIDDEN)), "used_fish": d.array(FISH_KIND),
+        "cave": d.array(d.nullable(WOLF_TOKEN, d.HIDDEN)),
+        "wolf_out": d.array(WOLF_TOKEN), "cave_open": d.BOOL, "turn": d.INT, "max_turns": d.INT,
+        "active": d.nullable(d.obj({"seat": d.SEAT, "answers": d.INT, "turbo": d.BOOL})),
+    },
+    presets={"short": {"board": "short"}, "variant": {"board": "short", "recall": "none"},
+             "play": {"max_turns": 200}},
+    bot="bots.thirteen_beavers",
+    board="thirteen-beavers.js",
+    docs="docs/games/thirteen-beavers.md",
+)
 
 
 # ---------------------------------------------------------------------------
@@ -589,12 +639,12 @@ class ThirteenBeavers(Game):
     max_players = 6
     options = (
         deck_option("explicit draw order of the 52 cards (TB-1.1); deck[0] is turned face up first"),
-        Option("fish", PERMUTATION, None, items=FISH,
+        Option("fish", PERMUTATION, None, items=FISH, secret=True,
                description='pond order, first caught first: a permutation of "turbo"×3, '
-                           '"vision"×3, "stinky"×2 (TB-1.2); default: seeded shuffle', secret=True),
-        Option("wolves", PERMUTATION, None, items=WOLVES,
+                           '"vision"×3, "stinky"×2 (TB-1.2); default: seeded shuffle'),
+        Option("wolves", PERMUTATION, None, items=WOLVES, secret=True,
                description='cave order, first revealed first: a permutation of "awake"×4, '
-                           '"asleep"×1 (TB-1.2); default: seeded shuffle', secret=True),
+                           '"asleep"×1 (TB-1.2); default: seeded shuffle'),
         first_seat_option(),
         Option("board", STRING, "standard", choices=tuple(BOARDS),
                description="river layout: standard (Paradise 30) or short (Paradise 12)"),
@@ -603,7 +653,7 @@ class ThirteenBeavers(Game):
         recall_option("accepted for uniformity; changes nothing here: every value a seat saw "
                       "stays visible to it, so no view has `known` (TB-5.6)"),
     )
-    events = EVENTS
+    declaration = DECLARATION
     handlers = HANDLERS
     #: bank the answers so far (TB-4.12); before the first answer the first
     #: listed move (TB-4.2)

@@ -10,10 +10,9 @@ from typing import Any
 from flask import Flask, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from service import game_schemas
 from service.domain.matches import Lodge
 from service.domain.stream import hide_query_token
-from service.http import bodies, cors, docs_ui, errors, play
+from service.http import bodies, cors, docs_ui, errors, openapi_games, play
 from service.http.api import Api
 from service.http.context import EXTENSION
 from service.http.routes import games, hot, matches, ops, seats, stream
@@ -80,7 +79,8 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     for blueprint in (games.blp, matches.blp, seats.blp, stream.blp, ops.blp):
         api.register_blueprint(blueprint)
     _document_doc_routes(api)
-    game_schemas.document(api.spec, [g.id for g in registry])
+    openapi_games.check_boards(list(registry))
+    openapi_games.document(api.spec, list(registry))
     matches.document_legal(api.spec)
     docs_ui.install(app)
     play.install(app)

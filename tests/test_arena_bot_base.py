@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import pytest
 
-from bots import HEURISTIC_MODULES, bot_class
+from bots import bot_class
+from engine import REGISTRY
 
 
-@pytest.mark.parametrize("game", sorted(HEURISTIC_MODULES))
+@pytest.mark.parametrize("game", REGISTRY.ids())
 def test_heuristic_bot_without_a_view_says_so(game):
     bot = bot_class("heuristic", game)(game, 0, 1)
     assert bot.needs_view
     with pytest.raises(ValueError, match="needs one"):
         bot.choose(None, [{"type": "pass"}])
+
+
+def test_a_game_without_a_heuristic_bot_module_is_an_error():
+    with pytest.raises(ValueError, match="no heuristic bot"):
+        bot_class("heuristic", "no-such-game")
 
 
 def test_random_bot_needs_no_view():

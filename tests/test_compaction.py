@@ -31,9 +31,8 @@ def _no_rate_limits(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests send hundreds of requests a second from one client: they
     measure the store, not the rate limits (whose counters share the Redis)."""
     monkeypatch.setenv("RATE_LIMIT_ENABLED", "false")
-#: Small variants keep the test quick; bench/memory.py measures the defaults.
-OPTIONS: dict[str, dict[str, Any]] = {"biberbande": {"rounds": 1}, "biberclan": {"rounds": 1},
-                                      "mein-lieber-biber": {"rounds": 1}, "thirteen-beavers": {"board": "short"}}
+#: Each game's ``short`` preset keeps the test quick; bench/memory.py measures the defaults.
+OPTIONS: dict[str, dict[str, Any]] = {g.id: dict(g.declaration.presets["short"]) for g in REGISTRY}
 
 
 def play_to_end(api: Api, game: str, seed: int) -> tuple[Match, list[tuple[int, dict[str, Any], Any]]]:

@@ -33,6 +33,7 @@ option that fixes hidden order is secret, and hidden from non-admins.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,16 +83,11 @@ INT_SPAN = 10
 #: of the hidden value it stands for in the same object.  A recall value must
 #: sit where that value is hidden to the viewer (a finished match shows every
 #: card; what a seat recalls stays) and equal the admin's.
-RECALL_KEYS: dict[str, dict[str, str]] = {
-    "biberbande": {"known": "display"},   # BB-5.6: known[i] is display[i] as the seat saw it
-    "biberclan": {"known": "card"},       # BC-5.5: known beside a face-down castle card
-}
+RECALL_KEYS: dict[str, Mapping[str, str]] = {g.id: g.declaration.view_recall for g in REGISTRY}
 
 #: Keys of the admin view that other viewers do not get at all (rather than
-#: nulled), by game.
-ADMIN_ONLY_KEYS: dict[str, frozenset[str]] = {
-    "biberclan": frozenset({"draw_pile"}),  # BC-7.2: the draw pile is "admin only"
-}
+#: nulled), by game (each game's declaration).
+ADMIN_ONLY_KEYS: dict[str, frozenset[str]] = {g.id: frozenset(g.declaration.view_admin_only) for g in REGISTRY}
 
 
 # --------------------------------------------------------------------------

@@ -6,12 +6,15 @@
   (``Game.rule_prefix``: ``BB`` → biberbande, …);
 * every decision id (``D5``) cited in a game's engine module, in its tests
   (``tests/test_<module>_*.py``) or in its bot is defined in that game's doc;
-* every game of ``engine.REGISTRY`` has a doc, and the docs index links it;
+* every game of ``engine.REGISTRY`` has its declared docs page, the docs index
+  links it (a page under ``docs/``), and its generated move and event tables
+  are those of its declaration (``python -m devtools.docs_tables``);
 * every error code of ``service/http/errors.py`` and every operation
   (``GET /v1/games``) of ``openapi/openapi.json`` appears in ``docs/api.md``.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from pathlib import Path
@@ -19,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import engine
+from devtools import docs_tables
 from service.http.errors import CODES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,7 +38,10 @@ def module_of(game_id: str) -> str:
 
 
 def doc_of(game_id: str) -> Path:
-    return DOCS / "games" / f"{game_id}.md"
+    """The game's declared docs page."""
+    game = engine.REGISTRY.get(game_id)
+    assert game is not None
+    return ROOT / game.declaration.docs
 
 
 def cited_in(text: str, rule_id: str) -> bool:
@@ -69,9 +76,12 @@ def rule_ids() -> dict[str, set[tuple[str, str]]]:
 
 
 def decision_sources(game_id: str) -> list[Path]:
-    """The files whose bare ``Dn`` ids belong to ``game_id``."""
+    """The files whose bare ``Dn`` ids belong to ``game_id``: its engine
+    module, its bot, its tests."""
+    game = engine.REGISTRY.get(game_id)
+    assert game is not None
     module = module_of(game_id)
-    files = [ROOT / "engine" / f"{module}.py", ROOT / "arena" / "bots" / f"{module}.py"]
+    files = [Path(inspect.getfile(type(game))), ROOT / "arena" / "bots" / f"{module}.py"]
     files += sorted((ROOT / "tests").rglob(f"test_*{module}_*.py"))
     return [f for f in files if f.exists()]
 
@@ -89,8 +99,22 @@ def missing(game_id: str, cited: set[tuple[str, str]]) -> list[str]:
 
 @pytest.mark.parametrize("game_id", GAME_IDS)
 def test_every_registered_game_has_a_doc(game_id: str) -> None:
-    assert doc_of(game_id).is_file(), f"docs/games/{game_id}.md is missing"
-    assert f"games/{game_id}.md" in (DOCS / "README.md").read_text(encoding="utf-8")
+    page = doc_of(game_id)
+    assert page.is_file(), f"{page.relative_to(ROOT)} (the declared docs page of {game_id}) is missing"
+    if page.is_relative_to(DOCS):
+        assert str(page.relative_to(DOCS)) in (DOCS / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("game_id", GAME_IDS)
+def test_generated_docs_tables_are_fresh(game_id: str) -> None:
+    """The move and event tables of the game's docs page are generated from
+    its declaration; ``python -m devtools.docs_tables`` rewrites them."""
+    game = engine.REGISTRY.get(game_id)
+    text = doc_of(game_id).read_text(encoding="utf-8")
+    assert docs_tables.BEGIN in text, f"{game_id}: no generated tables; run python -m devtools.docs_tables"
+    assert docs_tables.updated(text, docs_tables.tables(game)) == text, \
+        f"{game_id}: the generated tables are stale; run python -m devtools.docs_tables"
+    assert all(f"`{m.type}`" in text for m in game.declaration.moves)
 
 
 @pytest.mark.parametrize("game_id", sorted(PREFIX_GAME.values()))

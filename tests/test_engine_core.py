@@ -15,14 +15,12 @@ from engine.core import (
     ACTIVE,
     ADMIN_VIEWER,
     FINISHED,
-    PUBLIC,
     SPECTATOR_VIEWER,
-    EventRule,
+    DeclarationError,
     Game,
     Handler,
     InvalidOptions,
-    Private,
-    Redacted,
+    Registry,
     Turn,
     UndeclaredEvent,
     Viewer,
@@ -31,6 +29,19 @@ from engine.core import (
     same_move,
     seat_viewer,
     seeded_shuffle,
+)
+from engine.declaration import (
+    INT,
+    STR,
+    Declaration,
+    EventType,
+    MoveType,
+    Private,
+    array,
+    nullable,
+    private,
+    public,
+    redacted,
 )
 from tests.http_helpers import Api
 
@@ -90,10 +101,10 @@ def test_seeded_shuffle_is_random_Random_of_the_key():
 # --------------------------------------------------------------------------
 # Declared event visibility (engine/core.py "Events"): a toy game.
 # --------------------------------------------------------------------------
-def _mask_hand(event: dict[str, Any], viewer: Viewer) -> dict[str, Any]:
-    """The toy's ``Redacted`` rule: the count is public, the cards are not."""
+def _mask_hand(event: Any, viewer: Viewer) -> list[None]:
+    """The toy's redaction of ``counted.cards``: the count is public, the cards are not."""
     MASK_CALLS.append((dict(event), viewer))
-    return {**event, "cards": [None] * len(event["cards"])}
+    return [None] * len(event["cards"])
 
 
 MASK_CALLS: list[tuple[dict[str, Any], Viewer]] = []
@@ -131,8 +142,14 @@ class Toy(Game):
     min_players = 2
     max_players = 2
     options = ()
-    events = {"started": PUBLIC, "took": Private(("card", "cards")), "counted": Redacted(_mask_hand),
-              "ended": PUBLIC, "handed": Private(("cards",), owner="to")}
+    declaration = Declaration(
+        moves=(MoveType("take"), MoveType("leak"), MoveType("sneak")),
+        events=(EventType("started", {"names": public(array(STR))}),
+                EventType("took", {"card": private(nullable(STR)), "cards": private(array(nullable(STR)))}),
+                EventType("counted", {"cards": redacted(array(STR), _mask_hand)}),
+                EventType("ended", {"winner": public(INT)}),
+                EventType("handed", {"to": public(INT), "cards": private(array(nullable(STR)), owner="to")})),
+        player={"hand": array(STR)}, board_view={"pile": INT}, presets={}, bot="", board="", docs="")
     handlers = {"take": _take, "leak": _leak, "sneak": _sneak}
 
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
@@ -214,7 +231,7 @@ def test_apply_play_and_create_refuse_an_event_appended_without_emit():
     with pytest.raises(UndeclaredEvent, match="hand_shown"):
         SneakySetup().create(["ana", "bo"], 1, {})
     with pytest.raises(UndeclaredEvent, match="hand_shown"):
-        TOY.checked([{"type": "started", "seat": None}, {"type": "hand_shown", "seat": 0}])
+        TOY.checked([{"type": "started", "seat": None, "names": []}, {"type": "hand_shown", "seat": 0}])
 
 
 @pytest.mark.parametrize("viewer", TOY_VIEWERS, ids=lambda v: f"{v.role}{v.seat}")
@@ -223,7 +240,7 @@ def test_redact_event_refuses_an_undeclared_type_for_every_viewer(viewer):
     with pytest.raises(UndeclaredEvent, match="hand_shown"):
         TOY.redact_event({"type": "hand_shown", "seat": 0, "cards": ["a1"]}, viewer)
     with pytest.raises(UndeclaredEvent):
-        TOY.redact_events([{"type": "started", "seat": None}, {"type": "hand_shown", "seat": 1}], viewer)
+        TOY.redact_events([{"type": "started", "seat": None, "names": []}, {"type": "hand_shown", "seat": 1}], viewer)
 
 
 def test_private_fields_only_for_the_owner_seat_and_the_admin():
@@ -241,17 +258,17 @@ def test_private_fields_only_for_the_owner_seat_and_the_admin():
     assert TOY.redact_event(handed, seat_viewer(1)) == handed
     assert TOY.redact_event(handed, seat_viewer(0)) == {**handed, "cards": [None]}
     assert TOY.redact_event(handed, SPECTATOR_VIEWER) == {**handed, "cards": [None]}
-    assert Private(("card",)).redact({"type": "x", "seat": None, "card": "c"}, seat_viewer(0))["card"] is None
+    assert Private().value({"type": "x", "seat": None, "card": "c"}, "card", seat_viewer(0)) is None
 
 
 def test_public_copies_and_redacted_calls_its_function():
-    """``PUBLIC`` returns an equal copy; ``Redacted`` returns what its
-    function makes of the event for that viewer (the admin sees all)."""
+    """A public event comes back as an equal copy; a redacted field is what
+    its function makes of the event for that viewer (the admin sees all)."""
     started = {"type": "started", "seat": None, "names": ["ana", "bo"]}
     for viewer in TOY_VIEWERS:
         seen = TOY.redact_event(started, viewer)
         assert seen == started and seen is not started
-    copy = PUBLIC.redact(started, SPECTATOR_VIEWER)
+    copy = TOY.redact_event(started, SPECTATOR_VIEWER)
     copy["extra"] = 1
     assert "extra" not in started
 
@@ -263,16 +280,138 @@ def test_public_copies_and_redacted_calls_its_function():
     assert TOY.redact_event(counted, ADMIN_VIEWER) == counted
 
 
-@pytest.mark.parametrize("rule", [PUBLIC, Private(("card", "cards")), Private(("cards",), owner="to"),
-                                  Redacted(_mask_hand)], ids=["public", "private", "private-owner", "redacted"])
-def test_no_rule_mutates_its_event(rule: EventRule):
-    event = {"type": "took", "seat": 0, "to": 1, "card": "c2", "cards": ["a1", "c2"], "nested": {"k": [1]}}
+@pytest.mark.parametrize("kind", ["started", "took", "counted", "ended", "handed"])
+def test_no_redaction_mutates_its_event(kind: str):
+    fields = {"started": {"names": ["a"]}, "took": {"card": "c2", "cards": ["a1", "c2"]},
+              "counted": {"cards": ["a1"]}, "ended": {"winner": 0}, "handed": {"to": 1, "cards": ["a1"]}}
+    event = {"type": kind, "seat": 0, **fields[kind]}
     before = orjson.dumps(event)
     for viewer in TOY_VIEWERS:
-        seen = rule.redact(event, viewer)
+        seen = TOY.redact_event(event, viewer)
         assert seen is not event
         seen["seat"] = 9
         assert orjson.dumps(event) == before
+
+
+# --------------------------------------------------------------------------
+# Every field declared: an event with a field its declaration does not list
+# (or without a declared one) fails at emission and is never shown.
+# --------------------------------------------------------------------------
+def test_an_undeclared_field_raises_at_emission():
+    """``took`` declares ``card`` private; carrying ``secret_next`` as well
+    raises at ``emit``, so the event is never recorded."""
+    turn = Turn(TOY, {})
+    with pytest.raises(UndeclaredEvent, match="secret_next"):
+        turn.emit("took", 0, card="c2", cards=["c2"], secret_next="c1")
+    with pytest.raises(UndeclaredEvent, match="cards"):
+        turn.emit("took", 0, card="c2")
+    assert turn.events == []
+
+
+@pytest.mark.parametrize("viewer", TOY_VIEWERS, ids=lambda v: f"{v.role}{v.seat}")
+def test_an_event_with_an_undeclared_field_is_shown_to_nobody(viewer: Viewer):
+    """Past ``emit`` (appended, or read back from a store), an event with an
+    undeclared field is refused by ``checked`` and by redaction, for every
+    viewer: an undeclared field can never be shown."""
+    event = {"type": "took", "seat": 0, "card": "c2", "cards": ["c2"], "secret_next": "c1"}
+    with pytest.raises(UndeclaredEvent, match="secret_next"):
+        TOY.redact_event(event, viewer)
+    with pytest.raises(UndeclaredEvent, match="secret_next"):
+        TOY.checked([event])
+
+
+def test_a_private_field_must_admit_its_hidden_value():
+    """A private field is ``null`` (or a list of ``null``) for other viewers:
+    a schema that does not admit it is refused when the type is declared."""
+    with pytest.raises(TypeError, match="card"):
+        EventType("took", {"card": private(STR)})
+    with pytest.raises(TypeError, match="owner"):
+        EventType("handed", {"cards": private(array(nullable(STR)), owner="to")})
+
+
+def _smuggle(event: Any, viewer: Viewer) -> Any:
+    """A redaction that tries to add a field: it can only return one value."""
+    return {"cards": None, "secret_next": "c1"}
+
+
+class Smuggler(Toy):
+    declaration = Declaration(
+        moves=Toy.declaration.moves,
+        events=(EventType("counted", {"cards": redacted(array(STR), _smuggle)}),),
+        player={}, board_view={}, presets={}, bot="", board="", docs="")
+
+
+@pytest.mark.parametrize("viewer", TOY_VIEWERS, ids=lambda v: f"{v.role}{v.seat}")
+def test_a_redaction_never_returns_an_undeclared_field(viewer: Viewer):
+    """A redaction function returns the value of its field, never an event:
+    whatever it returns, the redacted event has exactly the declared fields."""
+    seen = Smuggler().redact_event({"type": "counted", "seat": 0, "cards": ["a1"]}, viewer)
+    assert set(seen) == {"type", "seat", "cards"}
+
+
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: g.id)
+def test_every_redacted_event_has_exactly_its_declared_fields(game: Game):
+    """Every registered game, a random match: each event as each viewer gets
+    it has the declared fields of its type and no other."""
+    from tests.playout import play_out, viewers
+
+    def check(step: Any) -> None:
+        for event in step.events:
+            declared = game.events[event["type"]]
+            for viewer in viewers(2):
+                seen = set(game.redact_event(event, viewer))
+                assert declared.required <= seen <= declared.names, (game.id, event["type"], viewer)
+
+    play_out(game, 2, 5, dict(game.declaration.presets["short"]), rng=random.Random(5), check=check)
+
+
+# --------------------------------------------------------------------------
+# One registry: a game lacking a piece of its declaration is refused when it
+# is registered (at import), never skipped.
+# --------------------------------------------------------------------------
+PIECES = ("moves", "events", "player", "board_view", "presets", "bot", "board", "docs")
+
+
+@pytest.mark.parametrize("piece", PIECES)
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: g.id)
+def test_a_game_lacking_a_declaration_piece_is_refused(game: Game, piece: str):
+    import dataclasses
+
+    empty = {"moves": (), "events": ()}.get(piece, {} if piece in ("player", "board_view", "presets") else "")
+    lacking = type(f"Lacking{piece}", (type(game),), {
+        "id": f"lacking-{piece}", "declaration": dataclasses.replace(game.declaration, **{piece: empty})})
+    with pytest.raises(DeclarationError, match=piece if piece != "presets" else "preset"):
+        Registry().register(lacking())
+    Registry().register(type("Complete", (type(game),), {"id": "complete"})())
+
+
+def test_a_game_without_a_declaration_or_registered_twice_is_refused():
+    class Bare(Game):
+        id = "bare"
+        handlers: dict[str, Handler] = {}
+
+    with pytest.raises(DeclarationError, match="no declaration"):
+        Registry().register(Bare())
+    registry = Registry()
+    registry.register(GAMES[0])
+    with pytest.raises(DeclarationError, match="twice"):
+        registry.register(GAMES[0])
+
+
+def test_a_broken_extra_game_fails_the_import(tmp_path: Any):
+    """``LODGE_EXTRA_GAMES`` naming a game without a declaration: importing
+    ``engine`` fails (the service would not start)."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "broken_game.py").write_text(
+        "from engine.biberbande import Biberbande\n"
+        "class Broken(Biberbande):\n    id = 'broken'\n    handlers = {}\n")
+    env = {**os.environ, "LODGE_EXTRA_GAMES": "broken_game:Broken",
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), os.getcwd()])}
+    done = subprocess.run([sys.executable, "-c", "import engine"], env=env, capture_output=True, text=True)
+    assert done.returncode != 0 and "DeclarationError" in done.stderr and "broken" in done.stderr
 
 
 # --------------------------------------------------------------------------
@@ -340,3 +479,30 @@ def test_leaking_move_over_http_is_500_and_writes_nothing(monkeypatch: pytest.Mo
         assert not any(f'"{card}"'.encode() in resp.body for card in hand), resp
     monkeypatch.undo()
     assert api.move(m.id, m.token(0), move, 0).status == 200, "the unpatched engine plays the same move"
+
+
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: g.id)
+def test_secret_options_are_exactly_those_fixing_hidden_order(game: Game):
+    """An option that fixes hidden order (a deck, the decks, a permutation of
+    hidden tokens such as 13 Beavers' fish and wolves) is declared secret;
+    no other option is."""
+    from engine.core import DECK, DECKS, PERMUTATION
+
+    assert {o.name for o in game.options if o.secret} == \
+        {o.name for o in game.options if o.type in (DECK, DECKS, PERMUTATION)}
+    assert any(o.secret for o in game.options)
+
+
+def test_the_service_refuses_a_game_without_its_board_module():
+    """A declared ``/play`` board module that does not exist stops the app
+    from starting (``service.http.openapi_games.check_boards``)."""
+    import dataclasses
+
+    from service.http.openapi_games import check_boards
+
+    game = GAMES[0]
+    boardless = type("Boardless", (type(game),), {
+        "id": "boardless", "declaration": dataclasses.replace(game.declaration, board="nowhere.js")})
+    check_boards(GAMES)
+    with pytest.raises(RuntimeError, match="nowhere.js"):
+        check_boards([boardless()])

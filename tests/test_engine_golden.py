@@ -39,13 +39,6 @@ from tests.playout import viewers
 GOLDEN = Path(__file__).parent / "data" / "engine_golden.json"
 WRITE = os.environ.get("LODGE_GOLDEN_WRITE") == "1"
 
-#: per game: a second option set (the default set is ``{}``)
-OTHER_OPTIONS: dict[str, dict[str, Any]] = {
-    "biberbande": {"recall": "none", "rounds": 1},
-    "biberclan": {"with_biberbande": True, "recall": "none", "rounds": 2},
-    "mein-lieber-biber": {"recall": "none", "rounds": 1},
-    "thirteen-beavers": {"board": "short", "recall": "none"},
-}
 #: (option set name, seeds) played per game and seat count
 OPTION_SETS = (("default", range(20)), ("other", range(6)))
 SEATS = (2, 4)
@@ -160,7 +153,7 @@ def record_match(game: Game, n: int, seed: int, options: dict[str, Any]) -> str:
 def case_digests(game_id: str, n: int, option_set: str) -> dict[str, str]:
     game = REGISTRY.get(game_id)
     assert game is not None
-    options = {} if option_set == "default" else OTHER_OPTIONS[game_id]
+    options = {} if option_set == "default" else dict(REGISTRY.games[game_id].declaration.presets["variant"])
     seeds = dict(OPTION_SETS)[option_set]
     return {f"{game_id}/{n}/{option_set}/{seed}": record_match(game, n, seed, options) for seed in seeds}
 

@@ -3,9 +3,7 @@
 for every game, checked here in 2- and 4-seat matches of each game."""
 from __future__ import annotations
 
-import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,9 +20,9 @@ from engine.core import (
     NotYourTurn,
     seat_viewer,
 )
+from engine.declaration import PUBLIC
 
 GAMES = [g.id for g in REGISTRY]
-DOCUMENT = Path(__file__).resolve().parent.parent / "openapi" / "openapi.json"
 RESIGN = {"type": "resign"}
 
 
@@ -152,18 +150,20 @@ def test_a_clock_fallback_starts_with_timed_out(game_id: str) -> None:
 def test_every_game_declares_the_core_events_public() -> None:
     for game in REGISTRY:
         for kind in ("resigned", "timed_out", "match_ended"):
-            event = {"type": kind, "seat": None}
+            fields = {"reason": "resigned", "result": {}} if kind == "match_ended" else {}
+            event = {"type": kind, "seat": None, **fields}
             assert game.redact_event(event, SPECTATOR_VIEWER) == event, (game.id, kind)
+            assert all(f.visibility is PUBLIC for f in game.events[kind].fields.values()), (game.id, kind)
 
 
 @pytest.mark.parametrize("game_id", GAMES)
 def test_resign_moves_and_events_match_the_game_schemas(game_id: str) -> None:
     """The OpenAPI document's per-game unions hold ``resign``, ``resigned``,
     ``timed_out`` and the ``match_ended`` of a resignation."""
-    from service.game_schemas import schema_names
-    from tests.test_game_schemas import _check, _json_schema, _validator
+    from service.http.openapi_games import schema_names
+    from tests.test_game_schemas import _check, _document, _json_schema, _validator
 
-    components = _json_schema(json.loads(DOCUMENT.read_text())["components"]["schemas"])
+    components = _json_schema(_document()["components"]["schemas"])
     names = schema_names(game_id)
     move_v, event_v = _validator(components, names["move"]), _validator(components, names["event"])
     _check(move_v, RESIGN, "resign")

@@ -18,16 +18,15 @@ from typing import Any
 
 import pytest
 
+from engine import REGISTRY
 from tests import browser
 
 pytestmark = [pytest.mark.live,
               pytest.mark.skipif(browser.missing() is not None, reason=browser.missing() or "")]
 
 WAIT = 30
-#: short matches: one round, few turns
-SHORT: dict[str, dict[str, Any]] = {
-    "biberbande": {"rounds": 2, "turn_limit": 10}, "biberclan": {"rounds": 1, "max_turns": 24},
-    "mein-lieber-biber": {"rounds": 1}, "thirteen-beavers": {"max_turns": 200}}
+#: short matches: each game's ``play`` preset (few rounds, few turns)
+SHORT: dict[str, dict[str, Any]] = {g.id: dict(g.declaration.presets["play"]) for g in REGISTRY}
 GAMES = list(SHORT)
 MID = 5  # the mid-match screenshot is taken after this many of the page's moves
 

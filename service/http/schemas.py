@@ -179,6 +179,7 @@ class GameSchema(ma.Schema):
     moves = fields.List(fields.Nested(MoveTypeSchema), metadata={"description": "every move type of the game"})
     schemas = fields.Dict(keys=fields.String(), values=fields.String(), metadata={
         "description": "names of the game's components in this document: `move`, `view`, `event`"})
+    board = fields.String(metadata={"description": "the `/play` board module of the game (under `/play/js/boards/`)"})
 
 
 class GamesSchema(ma.Schema):

@@ -1497,12 +1497,14 @@ export interface components {
                 scores: number[];
                 winners: number[];
             } | components["schemas"]["Result"];
-            seat: (number | null) | (number | null);
+            /** @description the acting seat; null for the table */
+            seat: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "match_ended";
+            /** @description the version the move that caused it produced */
             version: number;
         };
         BiberbandeEventReplaced: {
@@ -1543,13 +1545,14 @@ export interface components {
         };
         /** @description 1.1: the seat resigned */
         BiberbandeEventResigned: {
-            /** @description a seat, 0-based */
-            seat: number;
+            /** @description the acting seat; null for the table */
+            seat: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "resigned";
+            /** @description the version the move that caused it produced */
             version: number;
         };
         BiberbandeEventRoundEnded: {
@@ -1633,13 +1636,14 @@ export interface components {
         };
         /** @description 1.1: the seat's deadline passed; its fallback move follows */
         BiberbandeEventTimedOut: {
-            /** @description a seat, 0-based */
-            seat: number;
+            /** @description the acting seat; null for the table */
+            seat: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "timed_out";
+            /** @description the version the move that caused it produced */
             version: number;
         };
         BiberbandeEventTookDiscard: {
@@ -2042,12 +2046,14 @@ export interface components {
                 scores: number[];
                 winners: number[];
             } | components["schemas"]["Result"];
-            seat: (number | null) | (number | null);
+            /** @description the acting seat; null for the table */
+            seat: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "match_ended";
+            /** @description the version the move that caused it produced */
             version: number;
         };
         /** @description the card only to the peeking seat */
@@ -2145,13 +2151,14 @@ export interface components {
         };
         /** @description 1.1: the seat resigned */
         BiberclanEventResigned: {
-            /** @description a seat, 0-based */
-            seat: number;
+            /** @description the acting seat; null for the table */
+            seat: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "resigned";
+            /** @description the version the move that caused it produced */
             version: number;
         };
         BiberclanEventRoundEnded: {
@@ -2257,13 +2264,14 @@ export interface components {
         };
         /** @description 1.1: the seat's deadline passed; its fallback move follows */
         BiberclanEventTimedOut: {
-            /** @description a seat, 0-based */
-            seat: number;
+            /** @description the acting seat; null for the table */
+            seat: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "timed_out";
+            /** @description the version the move that caused it produced */
             version: number;
         };
         BiberclanMove: components["schemas"]["BiberclanMovePlace"] | components["schemas"]["BiberclanMoveReplace"] | components["schemas"]["BiberclanMoveStash"] | components["schemas"]["BiberclanMoveClear"] | components["schemas"]["BiberclanMoveFlip"] | components["schemas"]["BiberclanMoveSwap"] | components["schemas"]["BiberclanMovePeek"] | components["schemas"]["BiberclanMoveResign"];
@@ -2591,6 +2599,8 @@ export interface components {
             version: number;
         };
         Game: {
+            /** @description the `/play` board module of the game (under `/play/js/boards/`) */
+            board?: string;
             id: string;
             max_players: number;
             min_players: number;
@@ -2786,12 +2796,14 @@ export interface components {
                 scores: number[];
                 winners: number[];
             } | components["schemas"]["Result"];
-            seat: (number | null) | (number | null);
+            /** @description the acting seat; null for the table */
+            seat: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "match_ended";
+            /** @description the version the move that caused it produced */
             version: number;
         };
         MeinLieberBiberEventPassed: {
@@ -2827,13 +2839,14 @@ export interface components {
         };
         /** @description 1.1: the seat resigned */
         MeinLieberBiberEventResigned: {
-            /** @description a seat, 0-based */
-            seat: number;
+            /** @description the acting seat; null for the table */
+            seat: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "resigned";
+            /** @description the version the move that caused it produced */
             version: number;
         };
         MeinLieberBiberEventRewarded: {
@@ -2893,13 +2906,14 @@ export interface components {
         };
         /** @description 1.1: the seat's deadline passed; its fallback move follows */
         MeinLieberBiberEventTimedOut: {
-            /** @description a seat, 0-based */
-            seat: number;
+            /** @description the acting seat; null for the table */
+            seat: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "timed_out";
+            /** @description the version the move that caused it produced */
             version: number;
         };
         MeinLieberBiberEventTipped: {
@@ -3195,7 +3209,6 @@ export interface components {
             wolf_out: ("awake" | "asleep")[];
         };
         ThirteenBeaversEvent: components["schemas"]["ThirteenBeaversEventMatchStarted"] | components["schemas"]["ThirteenBeaversEventTurnStarted"] | components["schemas"]["ThirteenBeaversEventTurboUsed"] | components["schemas"]["ThirteenBeaversEventVisionUsed"] | components["schemas"]["ThirteenBeaversEventAnswered"] | components["schemas"]["ThirteenBeaversEventMoved"] | components["schemas"]["ThirteenBeaversEventDamPlaced"] | components["schemas"]["ThirteenBeaversEventWolfRevealed"] | components["schemas"]["ThirteenBeaversEventCaveOpened"] | components["schemas"]["ThirteenBeaversEventFishCaught"] | components["schemas"]["ThirteenBeaversEventTurnEnded"] | components["schemas"]["ThirteenBeaversEventReshuffled"] | components["schemas"]["ThirteenBeaversEventMatchEnded"] | components["schemas"]["ThirteenBeaversEventResigned"] | components["schemas"]["ThirteenBeaversEventTimedOut"];
-        /** @description a vision guess only to its seat */
         ThirteenBeaversEventAnswered: {
             /** @enum {string} */
             card: "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "10" | "11" | "12" | "13";
@@ -3267,12 +3280,14 @@ export interface components {
             /** @enum {string} */
             reason: "paradise" | "max_turns" | "resigned";
             result?: components["schemas"]["Result"];
-            seat: (number | null) | (number | null);
+            /** @description the acting seat; null for the table */
+            seat: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "match_ended";
+            /** @description the version the move that caused it produced */
             version: number;
             winners?: number[];
         };
@@ -3323,24 +3338,26 @@ export interface components {
         };
         /** @description 1.1: the seat resigned */
         ThirteenBeaversEventResigned: {
-            /** @description a seat, 0-based */
-            seat: number;
+            /** @description the acting seat; null for the table */
+            seat: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "resigned";
+            /** @description the version the move that caused it produced */
             version: number;
         };
         /** @description 1.1: the seat's deadline passed; its fallback move follows */
         ThirteenBeaversEventTimedOut: {
-            /** @description a seat, 0-based */
-            seat: number;
+            /** @description the acting seat; null for the table */
+            seat: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "timed_out";
+            /** @description the version the move that caused it produced */
             version: number;
         };
         ThirteenBeaversEventTurboUsed: {

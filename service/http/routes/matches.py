@@ -205,7 +205,7 @@ def document_legal(spec: Any) -> None:
     the games' moves, as in ``LegalMoves``), the member of ``MoveResult`` and
     the optional member of each game's view (GET match's body is the view,
     and the games' views admit no other member).  Runs after
-    :func:`service.game_schemas.document`."""
+    :func:`service.http.openapi_games.document`."""
     schemas = spec.components.schemas
     for variant in schemas["View"].get("oneOf", []):
         view = schemas[variant["$ref"].rsplit("/", 1)[1]]

@@ -1,11 +1,21 @@
 // What the match and replay pages share: the boards, move labels, results, messages.
 import { h, seatName } from "./dom.js";
-import * as biberbande from "./boards/biberbande.js";
-import * as biberclan from "./boards/biberclan.js";
-import * as mlb from "./boards/mein-lieber-biber.js";
-import * as tb from "./boards/thirteen-beavers.js";
+import { api } from "./api.js";
 
-export const BOARDS = { biberbande, biberclan, "mein-lieber-biber": mlb, "thirteen-beavers": tb };
+// Each game's board module, named by the catalogue (a game's declared `board`);
+// a game whose board cannot be loaded falls back to the raw JSON below.
+async function loadBoards() {
+  try {
+    const { data } = await api.games();
+    const loaded = await Promise.all(data.games.map(async (g) => [g.id, await import(`./boards/${g.board}`)]));
+    return Object.fromEntries(loaded);
+  } catch (err) {
+    console.error("boards not loaded", err);
+    return {};
+  }
+}
+
+export const BOARDS = await loadBoards();
 
 export function label(move, view) {
   if (move.label) return move.label;

@@ -1,0 +1,21 @@
+"""A toy game for the "Adding a game" recipe (docs/adding-a-game.md), not
+shipped: Biberbande's rules under another id, its own rule prefix (TOY-1) and
+its own docs page (``tests/data/toy-biberbande.md``, decision D1), reusing
+Biberbande's heuristic bot and ``/play`` board.  ``tests/test_toy_game.py``
+registers it with one line (``LODGE_EXTRA_GAMES=tests.toy_game:ToyBiberbande``)
+and runs the generic suites on it.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from engine.biberbande import Biberbande
+
+
+class ToyBiberbande(Biberbande):
+    """TOY-1: Biberbande under the id ``toy-biberbande`` (D1)."""
+
+    id = "toy-biberbande"
+    rule_prefix = "TOY"
+    title = "Toy Biberbande"
+    declaration = dataclasses.replace(Biberbande.declaration, docs="tests/data/toy-biberbande.md")
