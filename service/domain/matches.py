@@ -49,10 +49,6 @@ class Lodge(Access):
         """Every move into a match: a client's, a bot's, a clock's."""
         return MovePipeline(self)
 
-    def catalogue(self) -> list[dict[str, Any]]:
-        """Every game's catalogue entry, in registry order."""
-        return [g.catalogue() for g in self.registry]
-
     # --- create ------------------------------------------------------------
     def create(self, game_id: str, players: Any, seed: Any, options: Any, *,
                public: Any = None, clock: Any = None) -> dict[str, Any]:
