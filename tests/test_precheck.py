@@ -56,7 +56,8 @@ def test_the_move_body_check_accepts_only_what_the_schema_loads_alike(data: Any)
                          ids=lambda s: type(s).__name__)
 @settings(max_examples=200, deadline=None)
 @given(parts=QUERY_PARTS)
-def test_a_query_check_accepts_only_what_the_schema_loads_alike(schema: ma.Schema, parts: list[tuple[str, str]]) -> None:
+def test_a_query_check_accepts_only_what_the_schema_loads_alike(schema: ma.Schema,
+                                                              parts: list[tuple[str, str]]) -> None:
     text = "&".join(name + value for name, value in parts)
     try:
         fast = precheck.query(schema)(text)
