@@ -92,14 +92,33 @@ class Lodge(Access):
         invite (403), finished (409 ``match_finished``), seat open (409
         ``seat_taken``); the compare-and-set in Redis decides a race."""
         meta, snap = self.load(match_id)
+        game = self._claimable(meta, snap, seat, invite)
+        token = auth.new_token(match_id)
+        self._store_claim(meta, seat, token)
+        meta = meta.with_claims({seat: auth.token_hash(token)})
+        with contextlib.suppress(redis.exceptions.RedisError):  # the seat is claimed: answer 201 whatever
+            meta = self.store.meta(match_id, fresh=True) or meta  # claims of other seats meanwhile
+            if not meta.open_seats:
+                lobby.forget(self.store, meta)
+        return {"match_id": match_id, "seat": seat, "name": meta.players[seat], "token": token,
+                "state": view_of(game, meta, snap, seat_viewer(seat))}
+
+    def _claimable(self, meta: Meta, snap: Snapshot, seat: int, invite: Any) -> Game:
+        """The match's game when ``seat`` may be claimed with ``invite`` as
+        this worker sees the match, else the refusal."""
         if not meta.public and not seats.invite_matches(invite, meta.invite_hash):
             raise ApiError("forbidden", seats.invite_refusal(meta, invite))
         game = self.game(meta.game)
         if game.status(snap.state) == FINISHED:
-            raise ApiError("match_finished", "the match is finished; its seats can no longer be claimed")
+            raise _finished_seats()
         if not 0 <= seat < len(meta.kinds) or meta.kinds[seat] != seats.OPEN:
             raise seats.taken(meta, seat)
-        token = auth.new_token(match_id)
+        return game
+
+    def _store_claim(self, meta: Meta, seat: int, token: str) -> None:
+        """The compare-and-set of a claim: returns once the seat is the
+        token's, else the refusal as the store decided it."""
+        match_id = meta.match_id
         try:
             outcome = self.store.claim(match_id, seat, auth.token_hash(token))
         except WriteUnsettled as exc:
@@ -110,16 +129,9 @@ class Lodge(Access):
         if outcome == "missing":
             raise not_found(match_id)
         if outcome == "finished":
-            raise ApiError("match_finished", "the match is finished; its seats can no longer be claimed")
+            raise _finished_seats()
         if outcome != "ok":
             raise seats.taken(self.store.meta(match_id, fresh=True) or meta, seat)
-        meta = meta.with_claims({seat: auth.token_hash(token)})
-        with contextlib.suppress(redis.exceptions.RedisError):  # the seat is claimed: answer 201 whatever
-            meta = self.store.meta(match_id, fresh=True) or meta  # claims of other seats meanwhile
-            if not meta.open_seats:
-                lobby.forget(self.store, meta)
-        return {"match_id": match_id, "seat": seat, "name": meta.players[seat], "token": token,
-                "state": view_of(game, meta, snap, seat_viewer(seat))}
 
     @store_faults
     def seat_table(self, match_id: str) -> dict[str, Any]:
@@ -241,6 +253,9 @@ class Lodge(Access):
             raise not_found(match_id)
         lobby.forget(self.store, meta)
 
+
+def _finished_seats() -> ApiError:
+    return ApiError("match_finished", "the match is finished; its seats can no longer be claimed")
 
 
 def _lobby_entry(game: Game, meta: Meta) -> dict[str, Any]:
