@@ -17,6 +17,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from engine.core import TIMED_OUT_REASONS
+
 Schema = dict[str, Any]
 
 INT: Schema = {"type": "integer"}
@@ -109,8 +111,14 @@ def _shared_events(own_end: Schema | None) -> dict[str, Schema]:
     resigned_end = obj({"type": enum("match_ended"), "seat": nullable(SEAT, "null"), "reason": enum("resigned"),
                         "result": ref("Result"), "version": INT},
                        description="1.1: the match ended because all seats but one resigned")
+    timed_out = obj({"type": enum("timed_out"), "seat": SEAT, "version": INT,
+                     "reason": described(enum(*TIMED_OUT_REASONS), "1.2, webhook seats only: no answer in time, "
+                                         "another status or a body that is not a move, or an illegal move")},
+                    optional=("reason",),
+                    description="1.1: the seat's deadline passed (1.2: or its webhook failed); "
+                                "its fallback move follows")
     return {"resigned": seat_event("resigned", "1.1: the seat resigned"),
-            "timed_out": seat_event("timed_out", "1.1: the seat's deadline passed; its fallback move follows"),
+            "timed_out": timed_out,
             "match_ended": _either(own_end, resigned_end) if own_end else resigned_end}
 
 
