@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 import redis
 
+from devtools.servers import stop_process
 from service.app import create_app
 from service.ops import sweeper
 from service.ops.config import Settings
 from service.ops.webhook_http import HostPolicy
-from tests.conftest import flask_api
+from tests.conftest import flask_api, requests_api, start_gunicorn
 from tests.http_helpers import Api, assert_problem, strip_label
 from tests.webhook_bot import Bot
 
@@ -308,3 +309,45 @@ def test_the_secret_is_never_shown_nor_logged(instances: Any, bots: Any, caplog:
     for secret in (SECRET, bot.url):
         assert secret not in shown
     assert SECRET not in logged
+
+
+# --------------------------------------------------------------------------
+# gunicorn (gevent workers): two instances on one Redis, real time
+# --------------------------------------------------------------------------
+@pytest.mark.live
+def test_two_gunicorns_play_webhook_matches_without_blocking_a_worker(
+        redis_server: str, rclient: redis.Redis, tmp_path: Any, bots: Any) -> None:
+    """Two gunicorns of one gevent worker each on one Redis: two good bots
+    play a match to the end, one call per decision, while a bot that never
+    answers in time holds a call open on each worker and /healthz still
+    answers at once; nothing in either server's log holds the secret."""
+
+    env = {"WEBHOOK_HOSTS": "127.0.0.1", "WEBHOOK_TIMEOUT_MS": "3000", "RATE_LIMIT_ENABLED": "false"}
+    procs = []
+    try:
+        for name in ("a", "b"):
+            workdir = tmp_path / name
+            workdir.mkdir()
+            procs.append(start_gunicorn(workdir, redis_server, workers=1, extra_env=env))
+        apis = [requests_api(base) for _, base in procs]
+        slow = bots("slow")
+        for api in apis:
+            create(api, [{"name": "sloth", "webhook": hook(slow.url)}, "bo"])
+        first, second = bots("good"), bots("good")
+        created = create(apis[0], [{"name": "one", "webhook": hook(first.url)},
+                                   {"name": "two", "webhook": hook(second.url)}])
+        wait_for(lambda: len(slow.calls) == 2, 5.0)
+        for api in apis:
+            started = time.monotonic()
+            assert api.get("/healthz").status == 200
+            assert time.monotonic() - started < 0.5
+        finished(apis[1], created)
+        calls = sorted(c["payload"]["version"] for c in first.calls + second.calls)
+        record = apis[1].record(created["match_id"]).json
+        assert [m["version"] - 1 for m in record["moves"]] == calls
+        assert {m["by"] for m in record["moves"]} == {"webhook"}
+    finally:
+        for proc, _ in procs:
+            stop_process(proc)
+    for name in ("a", "b"):
+        assert SECRET not in (tmp_path / name / "gunicorn.log").read_text()
