@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
+import subprocess
+import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 import redis
 
-from devtools.servers import stop_process
+from devtools.servers import ROOT, free_port, stop_process
 from service.app import create_app
 from service.ops import sweeper
 from service.ops.config import Settings
@@ -27,6 +32,7 @@ from tests.webhook_bot import Bot
 SECRET = "s3cret-webhook-key-0123456789"
 TIMEOUT_MS = 1000
 ONE_ROUND = {"rounds": 1}
+EXAMPLE = ROOT / "arena" / "examples" / "webhook_bot.py"
 
 
 @pytest.fixture
@@ -309,6 +315,35 @@ def test_the_secret_is_never_shown_nor_logged(instances: Any, bots: Any, caplog:
     for secret in (SECRET, bot.url):
         assert secret not in shown
     assert SECRET not in logged
+
+
+def test_the_example_webhook_bot_plays_a_match(instances: Any, tmp_path: Any) -> None:
+    """arena/examples/webhook_bot.py, as shipped, in its own process: it plays
+    every decision of its seat (no fallback), and refuses an unsigned call."""
+    port = free_port()
+    env = dict(os.environ, WEBHOOK_SECRET=SECRET)
+    with open(tmp_path / "bot.log", "wb") as log:
+        proc = subprocess.Popen([sys.executable, str(EXAMPLE), str(port)], env=env, stderr=log)
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        wait_for(lambda: _answers(url), 10.0)
+        api = instances()
+        created = create(api, [{"name": "one", "webhook": hook(url)}, {"name": "two", "webhook": hook(url)}])
+        finished(api, created)
+        assert {m["by"] for m in api.record(created["match_id"]).json["moves"]} == {"webhook"}
+    finally:
+        stop_process(proc)
+
+
+def _answers(url: str) -> bool:
+    """Whether the bot is up (it answers an unsigned call with 401)."""
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, data=b"{}", method="POST"), timeout=1)
+    except urllib.error.HTTPError as exc:
+        return exc.code == 401
+    except OSError:
+        return False
+    return False
 
 
 # --------------------------------------------------------------------------
