@@ -6,6 +6,7 @@ every way an answer fails, the hosts ``WEBHOOK_HOSTS`` allows checked at
 creation and on the resolved address, and the secret nowhere to be seen."""
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import logging
 import os
@@ -20,6 +21,8 @@ from typing import Any
 import pytest
 import redis
 
+from arena import tournament
+from arena.entrants import SECRET_ENV, Entrant
 from devtools.servers import ROOT, free_port, stop_process
 from service.app import create_app
 from service.ops import sweeper
@@ -320,17 +323,24 @@ def test_the_secret_is_never_shown_nor_logged(instances: Any, bots: Any, caplog:
 def test_the_example_webhook_bot_plays_a_match(instances: Any, tmp_path: Any) -> None:
     """arena/examples/webhook_bot.py, as shipped, in its own process: it plays
     every decision of its seat (no fallback), and refuses an unsigned call."""
-    port = free_port()
-    env = dict(os.environ, WEBHOOK_SECRET=SECRET)
-    with open(tmp_path / "bot.log", "wb") as log:
-        proc = subprocess.Popen([sys.executable, str(EXAMPLE), str(port)], env=env, stderr=log)
-    try:
-        url = f"http://127.0.0.1:{port}/"
-        wait_for(lambda: _answers(url), 10.0)
+    with example_bot(tmp_path) as url:
         api = instances()
         created = create(api, [{"name": "one", "webhook": hook(url)}, {"name": "two", "webhook": hook(url)}])
         finished(api, created)
         assert {m["by"] for m in api.record(created["match_id"]).json["moves"]} == {"webhook"}
+
+
+@contextlib.contextmanager
+def example_bot(tmp_path: Any) -> Iterator[str]:
+    """arena/examples/webhook_bot.py in its own process: its url."""
+    port = free_port()
+    with open(tmp_path / "bot.log", "wb") as log:
+        proc = subprocess.Popen([sys.executable, str(EXAMPLE), str(port)],
+                                env=dict(os.environ, WEBHOOK_SECRET=SECRET), stderr=log)
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        wait_for(lambda: _answers(url), 10.0)
+        yield url
     finally:
         stop_process(proc)
 
@@ -386,3 +396,33 @@ def test_two_gunicorns_play_webhook_matches_without_blocking_a_worker(
             stop_process(proc)
     for name in ("a", "b"):
         assert SECRET not in (tmp_path / name / "gunicorn.log").read_text()
+
+
+@pytest.mark.live
+def test_the_arena_seats_webhook_entrants(redis_server: str, rclient: redis.Redis, tmp_path: Any,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``NAME=webhook:URL`` (the secret from LODGE_WEBHOOK_SECRET): the
+    server plays the entrant through its webhook in every match; the secret
+    is in none of the tournament's files."""
+    monkeypatch.setenv(SECRET_ENV, SECRET)
+    proc, base = start_gunicorn(tmp_path, redis_server, workers=1,
+                                extra_env={"WEBHOOK_HOSTS": "127.0.0.1", "RATE_LIMIT_ENABLED": "false"})
+    out = tmp_path / "out"
+    try:
+        with example_bot(tmp_path) as url:
+            config = tournament.TournamentConfig(
+                game="biberbande", entrants=[Entrant.parse(f"hook=webhook:{url}"), Entrant.parse("heur=heuristic")],
+                matches=2, seats=2, seed=3, parallel=1, duplicate=True, move_timeout=10, url=base,
+                options=ONE_ROUND)
+            run = tournament.run(config, out_dir=out, progress=False)
+    finally:
+        stop_process(proc)
+    assert len(run.outcomes) == 2
+    for kept in tournament.iter_records(out):
+        hook_seat = next(s["seat"] for s in kept["seats"] if s["entrant"] == "hook")
+        assert {m.get("by") for m in kept["record"]["moves"] if m["seat"] == hook_seat} == {"webhook"}
+    for path in out.rglob("*"):
+        assert not path.is_file() or SECRET not in path.read_text(errors="replace")
+    with pytest.raises(ValueError, match=SECRET_ENV):
+        monkeypatch.delenv(SECRET_ENV)
+        Entrant.parse(f"hook=webhook:{url}")
