@@ -274,22 +274,23 @@ class MovePipeline:
 
     # --- webhook seats ---------------------------------------------------------
     def _call_webhook(self, match_id: str, game: Game, meta: Meta, snap: Snapshot, now: int) -> int | None:
-        """Call the webhook of the seat to act, if it is one and nobody has
-        yet (:meth:`service.domain.webhooks.Webhooks.deliver`); when to look
-        at the match again: its deadline (for the fallback), or soon when
-        this worker has no call free."""
-        seat = webhook_seat(game, meta, snap.state)
-        hook = meta.hooks[seat] if seat is not None else None
-        if seat is None or hook is None or str(seat) not in snap.deadline:
-            return clock.next_look(snap.deadline, False, now)
-        payload = {"match_id": match_id, "game": meta.game, "seat": seat, "version": snap.version,
-                   "deadline": snap.deadline[str(seat)],
-                   "state": view_of(game, meta, snap, seat_viewer(seat)),
-                   "legal_moves": game.legal_moves(snap.state, seat)}
-        decision = Decision(match_id, snap.version, seat, snap.deadline[str(seat)], hook, payload)
-        if not self.webhooks.deliver(self.store.client, self.store.ttl, decision, self.answer):
-            return now + webhooks.BUSY_MS
-        return clock.next_look(snap.deadline, False, now)
+        """Call the webhook of each webhook seat to act that nobody has
+        called yet (:meth:`service.domain.webhooks.Webhooks.deliver`); when
+        to look at the match again: its deadline (for the fallback), or soon
+        when this worker has no call free."""
+        look = clock.next_look(snap.deadline, False, now)
+        for seat in webhook_seats(game, meta, snap.state):
+            hook = meta.hooks[seat]
+            if hook is None or str(seat) not in snap.deadline:
+                continue
+            payload = {"match_id": match_id, "game": meta.game, "seat": seat, "version": snap.version,
+                       "deadline": snap.deadline[str(seat)],
+                       "state": view_of(game, meta, snap, seat_viewer(seat)),
+                       "legal_moves": game.legal_moves(snap.state, seat)}
+            decision = Decision(match_id, snap.version, seat, snap.deadline[str(seat)], hook, payload)
+            if not self.webhooks.deliver(self.store.client, self.store.ttl, decision, self.answer):
+                look = now + webhooks.BUSY_MS
+        return look
 
     def answer(self, decision: Decision, move: Move | None, reason: str | None) -> None:
         """Play a webhook's answer to ``decision`` with the compare-and-set

@@ -131,7 +131,7 @@ class Webhooks:
             keys = Keys(decision.match_id)
             delivery = secrets.token_hex(16)
             hold = max(decision.deadline - int(time.time() * 1000), 0) + 60_000
-            if not client.set(keys.hook(decision.version), delivery, nx=True, px=hold):
+            if not client.set(keys.hook(decision.version, decision.seat), delivery, nx=True, px=hold):
                 self._slots.release()
                 return True
             latency = client.hget(keys.hooks, str(decision.seat))

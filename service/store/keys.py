@@ -102,9 +102,9 @@ class Keys:
         """Hash of the webhook seats' last answer times (ms), field the seat."""
         return self._base + "hooks"
 
-    def hook(self, version: int) -> str:
-        """The claim of the webhook call of the decision at ``version`` (its delivery id)."""
-        return f"{self._base}hook:{version}"
+    def hook(self, version: int, seat: int) -> str:
+        """The claim of the webhook call of ``seat``'s decision at ``version`` (its delivery id)."""
+        return f"{self._base}hook:{version}:{seat}"
 
     def idem(self, key: str) -> str:
         """Idempotency record ``key`` (the service makes it ``<scope>:<client key>``)."""
