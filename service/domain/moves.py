@@ -241,7 +241,8 @@ class MovePipeline:
     def advance(self, match_id: str) -> int | None:
         """The sweeper's part (:mod:`service.ops.sweeper`): play what is due now,
         a timed-out seat's fallback (``by: "clock"``) or the moves the server
-        still owes, by the same compare-and-set as any move.  Returns when to
+        still owes, by the same compare-and-set as any move; else start the
+        call of a webhook seat to act (:meth:`_call_webhook`).  Returns when to
         look at the match again (epoch ms; None: never)."""
         with self.store.budget():
             for _attempt in range(MAX_ATTEMPTS):
