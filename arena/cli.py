@@ -1,8 +1,9 @@
 """``lodge-arena``: tournaments, single matches and replays against a Lodge
 server (default: the local ``make run`` at http://127.0.0.1:8000); see
 :data:`EXAMPLES`.  Bots are ``NAME=random``, ``NAME=heuristic``,
-``NAME=server:heuristic`` (played by the server) or ``NAME=cmd:"python
-mybot.py"`` (:mod:`arena.entrants`); a bare kind is named after itself.
+``NAME=server:heuristic`` (played by the server), ``NAME=cmd:"python
+mybot.py"`` or ``NAME=webhook:URL`` (:mod:`arena.entrants`); a bare kind is
+named after itself.
 ``play --bots heuristic,random`` seats a person at the terminal against
 server bots (:mod:`arena.human`).
 """
@@ -87,7 +88,8 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--url", default=url, help=url_help)
         p.add_argument("--bot", dest="bots", action="append", type=_entrant, metavar="NAME=KIND",
                        help="an entrant: NAME=random, NAME=heuristic (in this process), NAME=server:random, "
-                            "NAME=server:heuristic (played by the server) or NAME=cmd:\"program args\" "
+                            "NAME=server:heuristic (played by the server), NAME=cmd:\"program args\", "
+                            "NAME=webhook:URL (the server calls it; secret in LODGE_WEBHOOK_SECRET) "
                             "(repeat; default: random and heuristic)")
         p.add_argument("--seed", type=int, default=0, help="seed of every deal and bot (default 0)")
         p.add_argument("--options", type=_options, default={}, help="game options as a JSON object")

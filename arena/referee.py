@@ -171,7 +171,7 @@ class Referee:
                     log = self.logs / f"match-{plan.index:05d}-seat-{s}.log" if self.logs else None
                     seat.process = start_external(seat.entrant.command or "", url=self.client.url,
                                                   match_id=match_id, seat=s, token=seat.token, log=log)
-                elif seat.entrant.server_bot is None:
+                elif not seat.entrant.server_played:
                     seat.bot = make_bot(seat.entrant.kind, self.game, s, plan.bot_seeds[s])
             known = _Known(created.state)
             self._observe(match_id, known.view)

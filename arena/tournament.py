@@ -29,7 +29,7 @@ import bots
 from bots import bot_class
 
 from .client import DEFAULT_URL, JSON, LodgeClient
-from .entrants import Entrant
+from .entrants import WEBHOOK, Entrant
 from .referee import MAX_CLOCK, MIN_CLOCK, MatchOutcome, MatchPlan, Referee
 
 SEED_BITS = 53  # match seeds are 0 … 2^53−1 (api.md 1.2)
@@ -78,7 +78,7 @@ def check(config: TournamentConfig, catalogue_entry: JSON) -> None:
         raise ValueError(f"--move-timeout is the server's clock: 0 (none) or {MIN_CLOCK:g}…{MAX_CLOCK:g} "
                          f"seconds; got {config.move_timeout:g}")
     for entrant in config.entrants:
-        if not entrant.external:
+        if not entrant.external and entrant.kind != WEBHOOK:
             bot_class(entrant.server_bot or entrant.kind, config.game)
 
 

@@ -126,7 +126,7 @@ class Model:
     def core_events(self) -> dict[str, dict[str, FieldRule]]:
         """The events every game shares (engine/core.py), all public."""
         public = _public(self.vocab)
-        return {"resigned": {}, "timed_out": {},
+        return {"resigned": {}, "timed_out": {"reason": public},
                 "match_ended": {"result": public, "reason": public, "winners": public}}
 
 

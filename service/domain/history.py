@@ -31,13 +31,14 @@ def stamp(events: Iterable[dict[str, Any]], version: int) -> list[dict[str, Any]
 def replay(game: Game, meta: Meta, moves: Sequence[bytes]) -> tuple[dict[str, Any], Timeline]:
     """The state after ``moves`` (raw move log entries) and every version's
     events.  An entry's ``by`` (a move the server played: ``bot``,
-    ``resigned``, ``clock``) goes to the engine too: a clock's fallback
-    starts with ``timed_out`` again."""
+    ``resigned``, ``clock``, ``webhook``) goes to the engine too: a clock's
+    fallback starts with ``timed_out`` again, with the entry's ``reason``
+    for a webhook seat's."""
     state, events = game.new_state(list(meta.players), meta.seed, meta.options)
     timeline = [stamp(events, 0)]
     for version, raw in enumerate(moves, start=1):
         entry = orjson.loads(raw)
-        state, events = game.play(state, entry["seat"], entry["move"], entry.get("by"))
+        state, events = game.play(state, entry["seat"], entry["move"], entry.get("by"), entry.get("reason"))
         timeline.append(stamp(events, version))
     return state, timeline
 

@@ -28,6 +28,7 @@ from service.domain.access import Access, not_found, store_faults, unavailable
 from service.domain.history import History, stamp
 from service.domain.moves import MovePipeline
 from service.domain.views import legal_for, redact, view_of
+from service.domain.webhooks import Webhooks
 from service.http.errors import ApiError, clip_echoes
 from service.ops import metrics
 from service.store.notify import Notifier
@@ -39,22 +40,23 @@ from service.store.store import Archive, Meta, Snapshot, WriteUnsettled
 class Lodge(Access):
     """What a request needs: the store, the game registry (lookups from
     :class:`Access`), the change notifications that wake long-polls and
-    streams, and the move pipeline."""
+    streams, the move pipeline, and the webhook calls."""
 
     notifier: Notifier
     history: History = field(default_factory=History)
+    webhooks: Webhooks = field(default_factory=Webhooks)
 
     @functools.cached_property
     def moves(self) -> MovePipeline:
-        """Every move into a match: a client's, a bot's, a clock's."""
-        return MovePipeline(self)
+        """Every move into a match: a client's, a bot's, a clock's, a webhook's."""
+        return MovePipeline(self, self.webhooks)
 
     # --- create ------------------------------------------------------------
     def create(self, game_id: str, players: Any, seed: Any, options: Any, *,
                public: Any = None, clock: Any = None) -> dict[str, Any]:
         """Set up a match; the 201 body (tokens, and the invite when a seat is open)."""
         game = self.game(game_id)
-        seating = seats.seating(game, players)
+        seating = seats.seating(game, players, self.webhooks.policy)
         clock_ms, listed = seats.clock_ms(clock), seats.public(public)
         if seed is None:
             seed = secrets.randbelow(SEED_MAX + 1)
@@ -70,7 +72,8 @@ class Lodge(Access):
             meta = Meta(match_id, game.id, seating.names, seed, resolved, auth.token_hash(admin),
                         ["" if t is None else auth.token_hash(t) for t in tokens], time.time(),
                         seating.kinds, seating.bots, clock_ms, listed,
-                        None if invite is None else seats.invite_hash(invite))
+                        None if invite is None else seats.invite_hash(invite), seating.hooks,
+                        self.webhooks.timeout_ms if seats.WEBHOOK in seating.kinds else None)
             if lobby.listed(meta):
                 lobby.add(self.store, meta)
             if self.store.create(meta, state, stamp(events, 0)):

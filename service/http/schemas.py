@@ -31,6 +31,8 @@ IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 # --------------------------------------------------------------------------
 #: The bots a seat may name (the tournament harness's built-in bots).
 BOT_NAMES = ("random", "heuristic")
+#: Limits of a webhook seat's secret (api.md "Webhook seats", 1.2).
+SECRET_MIN, SECRET_MAX = 16, 256
 #: Limits of ``clock.per_move_ms``: one second to one day.
 CLOCK_MIN_MS, CLOCK_MAX_MS = 1_000, 86_400_000
 #: A player object of the create request (api.md "Create", 1.1).
@@ -39,7 +41,15 @@ PLAYER_OBJECT: dict[str, Any] = {
     "properties": {"name": {"type": "string", "minLength": 1, "maxLength": MAX_NAME},
                    "open": {"type": "boolean", "description": "no token now: claimed later with the invite"},
                    "bot": {"type": "string", "enum": list(BOT_NAMES),
-                           "description": "the server plays this seat (not together with `open`)"}}}
+                           "description": "the server plays this seat (not together with `open`)"},
+                   "webhook": {
+                       "type": "object", "additionalProperties": False, "required": ["url", "secret"],
+                       "description": "1.2: an HTTP service plays this seat: the server POSTs each decision to "
+                                      "`url` (a host `WEBHOOK_HOSTS` allows), signed with `secret` (stored, "
+                                      "never shown again)",
+                       "properties": {"url": {"type": "string", "format": "uri"},
+                                      "secret": {"type": "string", "minLength": SECRET_MIN,
+                                                 "maxLength": SECRET_MAX}}}}}
 
 
 class CreateMatchSchema(ma.Schema):
@@ -230,6 +240,7 @@ class SeatTokenSchema(ma.Schema):
     token = fields.String(metadata={"description": "bearer token of this seat (token seats only)"})
     open = fields.Boolean(metadata={"enum": [True], "description": "an open seat: claim it with the invite"})
     bot = fields.String(metadata={"enum": list(BOT_NAMES), "description": "a seat the server plays"})
+    webhook = fields.Boolean(metadata={"enum": [True], "description": "1.2: a seat its webhook plays"})
 
 
 class CreatedMatchSchema(ma.Schema):
@@ -275,9 +286,11 @@ class LoggedMoveSchema(ma.Schema):
     version = fields.Integer(required=True)
     seat = fields.Integer(required=True)
     move = fields.Dict(required=True, metadata=_OPEN)
-    by = fields.String(metadata={"enum": ["bot", "clock", "resigned"], "description": (
+    by = fields.String(metadata={"enum": ["bot", "clock", "resigned", "webhook"], "description": (
         "1.1: a move the server played: a bot seat's, a fallback after the seat's deadline passed, or a "
-        "resigned seat's fallback; absent for a seat's own move")})
+        "resigned seat's fallback; 1.2: a webhook seat's answer; absent for a seat's own move")})
+    reason = fields.String(metadata={"enum": ["timeout", "error", "illegal"], "description": (
+        "1.2: why a webhook seat's fallback (`by: clock`) was played, as in its `timed_out` event")})
 
 
 class RecordSchema(ma.Schema):
@@ -312,7 +325,7 @@ class ProblemSchema(ma.Schema):
 # --------------------------------------------------------------------------
 # Seats, invites and the lobby (api.md 1.1).
 # --------------------------------------------------------------------------
-SEAT_KINDS = ["token", "open", "claimed", "bot"]
+SEAT_KINDS = ["token", "open", "claimed", "bot", "webhook"]
 #: Lobby page sizes: the default and the most.
 LOBBY_LIMIT, LOBBY_MAX = 20, 100
 
@@ -335,7 +348,8 @@ class SeatSchema(ma.Schema):
     name = fields.String(required=True)
     kind = fields.String(required=True, metadata={
         "enum": SEAT_KINDS, "description": "`token`: its token went to the creator; `open`: nobody holds it "
-                                           "yet; `claimed`: claimed with the invite; `bot`: the server plays it"})
+                                           "yet; `claimed`: claimed with the invite; `bot`: the server plays it; "
+                                           "`webhook` (1.2): the server calls the seat's webhook"})
     bot = fields.String(metadata={"enum": list(BOT_NAMES), "description": "bot seats: which bot"})
 
 

@@ -97,6 +97,15 @@ class Keys:
         """The pub/sub channel announcing the match's changes (not a key)."""
         return self._base + "changed"
 
+    @property
+    def hooks(self) -> str:
+        """Hash of the webhook seats' last answer times (ms), field the seat."""
+        return self._base + "hooks"
+
+    def hook(self, version: int, seat: int) -> str:
+        """The claim of the webhook call of ``seat``'s decision at ``version`` (its delivery id)."""
+        return f"{self._base}hook:{version}:{seat}"
+
     def idem(self, key: str) -> str:
         """Idempotency record ``key`` (the service makes it ``<scope>:<client key>``)."""
         return f"{self._base}idem:{key}"

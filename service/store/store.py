@@ -105,12 +105,18 @@ class Meta:
     clock_ms: int | None = None
     public: bool = False
     invite_hash: str | None = None
+    #: 1.2: per seat, a webhook seat's ``{"url", "secret"}`` (None for the
+    #: others; never shown), and the deadline of its decisions without a clock
+    hooks: list[dict[str, str] | None] = field(default_factory=list, repr=False)
+    webhook_ms: int | None = None
 
     def __post_init__(self) -> None:
         if not self.kinds:
             object.__setattr__(self, "kinds", ["token"] * len(self.players))
         if not self.bots:
             object.__setattr__(self, "bots", [None] * len(self.players))
+        if not self.hooks:
+            object.__setattr__(self, "hooks", [None] * len(self.players))
 
     @property
     def open_seats(self) -> list[int]:
@@ -131,14 +137,16 @@ class Meta:
             "options": self.options, "admin": self.admin_hash,
             "seats": self.seat_hashes, "created": self.created,
             "kinds": self.kinds, "bots": self.bots, "clock_ms": self.clock_ms,
-            "public": self.public, "invite": self.invite_hash})
+            "public": self.public, "invite": self.invite_hash, "hooks": self.hooks,
+            "webhook_ms": self.webhook_ms})
 
     @classmethod
     def from_json(cls, match_id: str, raw: bytes | str) -> Meta:
         d = orjson.loads(raw)
         return cls(match_id, d["game"], d["players"], d["seed"], d["options"],
                    d["admin"], d["seats"], d["created"], d.get("kinds") or [], d.get("bots") or [],
-                   d.get("clock_ms"), bool(d.get("public", False)), d.get("invite"))
+                   d.get("clock_ms"), bool(d.get("public", False)), d.get("invite"), d.get("hooks") or [],
+                   d.get("webhook_ms"))
 
 
 @dataclass(frozen=True)

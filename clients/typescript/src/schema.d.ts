@@ -1634,8 +1634,13 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
-        /** @description 1.1: the seat's deadline passed; its fallback move follows */
+        /** @description 1.1: the seat's deadline passed (1.2: or its webhook failed); its fallback move follows */
         BiberbandeEventTimedOut: {
+            /**
+             * @description 1.2, webhook seats only: no answer in time, another status or a body that is not a move, or an illegal move
+             * @enum {string}
+             */
+            reason?: "timeout" | "error" | "illegal";
             /** @description the acting seat; null for the table */
             seat: number | null;
             /**
@@ -2262,8 +2267,13 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
-        /** @description 1.1: the seat's deadline passed; its fallback move follows */
+        /** @description 1.1: the seat's deadline passed (1.2: or its webhook failed); its fallback move follows */
         BiberclanEventTimedOut: {
+            /**
+             * @description 1.2, webhook seats only: no answer in time, another status or a body that is not a move, or an illegal move
+             * @enum {string}
+             */
+            reason?: "timeout" | "error" | "illegal";
             /** @description the acting seat; null for the table */
             seat: number | null;
             /**
@@ -2571,6 +2581,12 @@ export interface components {
                 name: string;
                 /** @description no token now: claimed later with the invite */
                 open?: boolean;
+                /** @description 1.2: an HTTP service plays this seat: the server POSTs each decision to `url` (a host `WEBHOOK_HOSTS` allows), signed with `secret` (stored, never shown again) */
+                webhook?: {
+                    secret: string;
+                    /** Format: uri */
+                    url: string;
+                };
             })[] | number;
             /** @description list the match in the lobby while a seat is open, and let anyone claim its open seats (default false) */
             public?: boolean | null;
@@ -2661,11 +2677,16 @@ export interface components {
         };
         LoggedMove: {
             /**
-             * @description 1.1: a move the server played: a bot seat's, a fallback after the seat's deadline passed, or a resigned seat's fallback; absent for a seat's own move
+             * @description 1.1: a move the server played: a bot seat's, a fallback after the seat's deadline passed, or a resigned seat's fallback; 1.2: a webhook seat's answer; absent for a seat's own move
              * @enum {string}
              */
-            by?: "bot" | "clock" | "resigned";
+            by?: "bot" | "clock" | "resigned" | "webhook";
             move: components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"];
+            /**
+             * @description 1.2: why a webhook seat's fallback (`by: clock`) was played, as in its `timed_out` event
+             * @enum {string}
+             */
+            reason?: "timeout" | "error" | "illegal";
             seat: number;
             version: number;
         };
@@ -2904,8 +2925,13 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
-        /** @description 1.1: the seat's deadline passed; its fallback move follows */
+        /** @description 1.1: the seat's deadline passed (1.2: or its webhook failed); its fallback move follows */
         MeinLieberBiberEventTimedOut: {
+            /**
+             * @description 1.2, webhook seats only: no answer in time, another status or a body that is not a move, or an illegal move
+             * @enum {string}
+             */
+            reason?: "timeout" | "error" | "illegal";
             /** @description the acting seat; null for the table */
             seat: number | null;
             /**
@@ -3146,10 +3172,10 @@ export interface components {
              */
             bot?: "random" | "heuristic";
             /**
-             * @description `token`: its token went to the creator; `open`: nobody holds it yet; `claimed`: claimed with the invite; `bot`: the server plays it
+             * @description `token`: its token went to the creator; `open`: nobody holds it yet; `claimed`: claimed with the invite; `bot`: the server plays it; `webhook` (1.2): the server calls the seat's webhook
              * @enum {string}
              */
-            kind: "token" | "open" | "claimed" | "bot";
+            kind: "token" | "open" | "claimed" | "bot" | "webhook";
             name: string;
             seat: number;
         };
@@ -3168,6 +3194,11 @@ export interface components {
             seat: number;
             /** @description bearer token of this seat (token seats only) */
             token?: string;
+            /**
+             * @description 1.2: a seat its webhook plays
+             * @enum {boolean}
+             */
+            webhook?: true;
         };
         Seats: {
             seats: components["schemas"]["Seat"][];
@@ -3348,8 +3379,13 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
-        /** @description 1.1: the seat's deadline passed; its fallback move follows */
+        /** @description 1.1: the seat's deadline passed (1.2: or its webhook failed); its fallback move follows */
         ThirteenBeaversEventTimedOut: {
+            /**
+             * @description 1.2, webhook seats only: no answer in time, another status or a body that is not a move, or an illegal move
+             * @enum {string}
+             */
+            reason?: "timeout" | "error" | "illegal";
             /** @description the acting seat; null for the table */
             seat: number | null;
             /**
