@@ -26,9 +26,10 @@ import redis
 from engine.core import FINISHED, SEED_MAX, SPECTATOR_VIEWER, Game, InvalidOptions, Viewer, seat_viewer
 from service.domain import auth, lobby, seats
 from service.domain.access import Access, not_found, store_faults, unavailable
+from service.domain.clock import first_bank
 from service.domain.history import History, stamp
 from service.domain.moves import MovePipeline
-from service.domain.views import legal_for, redact, view_of
+from service.domain.views import clock_settings, legal_for, redact, view_of
 from service.http.errors import ApiError, clip_echoes
 from service.ops import metrics
 from service.store.notify import Notifier
@@ -62,6 +63,7 @@ class Lodge(Access):
         game = self.game(game_id)
         seating = seats.seating(game, players)
         clock_ms, listed = seats.clock_ms(clock), seats.public(public)
+        bank_ms = seats.bank_ms(clock)
         if seed is None:
             seed = secrets.randbelow(SEED_MAX + 1)
         try:
@@ -76,13 +78,14 @@ class Lodge(Access):
             meta = Meta(match_id, game.id, seating.names, seed, resolved, auth.token_hash(admin),
                         ["" if t is None else auth.token_hash(t) for t in tokens], time.time(),
                         seating.kinds, seating.bots, clock_ms, listed,
-                        None if invite is None else seats.invite_hash(invite))
+                        None if invite is None else seats.invite_hash(invite), bank_ms)
             if lobby.listed(meta):
                 lobby.add(self.store, meta)
             if self.store.create(meta, state, stamp(events, 0)):
                 break
         metrics.MATCHES.labels(game.id).inc()
-        start = self.moves.start(match_id, game, meta, Snapshot(0, state))
+        start = self.moves.start(match_id, game, meta,
+                                 Snapshot(0, state, bank=first_bank(bank_ms, len(seating.names))))
         body: dict[str, Any] = {"match_id": match_id, "game": game.id, "version": start.version, "seed": seed,
                                 "seats": seats.created_seats(seating, tokens), "admin_token": admin}
         if invite is not None:
@@ -234,7 +237,8 @@ class Lodge(Access):
             if viewer.is_spectator:
                 raise ApiError("unauthenticated", "the record of an unfinished match needs the admin token")
             raise ApiError("forbidden", "the record of an unfinished match is for the admin only")
-        clock = {"clock": {"per_move_ms": meta.clock_ms}} if meta.clock_ms is not None else {}
+        settings = clock_settings(meta)
+        clock = {"clock": settings} if settings is not None else {}
         return {"game": meta.game, "players": meta.players, "seed": meta.seed, "options": meta.options,
                 **clock, "moves": [orjson.Fragment(m) for m in moves], "result": game.result(snap.state)}
 
@@ -253,7 +257,7 @@ def _lobby_entry(game: Game, meta: Meta) -> dict[str, Any]:
     """One match of a lobby page (unfinished: secret options hidden)."""
     return {"match_id": meta.match_id, "game": meta.game, "options": game.public_options(meta.options),
             "seats": seats.table(meta),
-            "clock": None if meta.clock_ms is None else {"per_move_ms": meta.clock_ms},
+            "clock": clock_settings(meta),
             "created": lobby.created_at(meta)}
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from engine.core import Game
 from service.http.errors import ApiError, clip
-from service.http.schemas import BOT_NAMES, CLOCK_MAX_MS, CLOCK_MIN_MS, MAX_NAME
+from service.http.schemas import BANK_MAX_MS, BOT_NAMES, CLOCK_MAX_MS, CLOCK_MIN_MS, MAX_NAME
 
 TOKEN, OPEN, CLAIMED, BOT = "token", "open", "claimed", "bot"
 KINDS = (TOKEN, OPEN, CLAIMED, BOT)
@@ -110,12 +110,22 @@ def clock_ms(clock: Any) -> int | None:
     """``clock.per_move_ms`` of a create request (None: no clock)."""
     if clock is None:
         return None
-    if not isinstance(clock, dict) or set(clock) != {"per_move_ms"}:
-        raise ApiError("invalid_options", "clock must be {\"per_move_ms\": milliseconds} (or null for none)")
+    if not isinstance(clock, dict) or "per_move_ms" not in clock or not set(clock) <= {"per_move_ms", "bank_ms"}:
+        raise ApiError("invalid_options", "clock must be {\"per_move_ms\": milliseconds} or {\"per_move_ms\": …, "
+                       "\"bank_ms\": milliseconds} (or null for none)")
     ms = clock["per_move_ms"]
     if not isinstance(ms, int) or isinstance(ms, bool) or not CLOCK_MIN_MS <= ms <= CLOCK_MAX_MS:
         raise ApiError("invalid_options", f"clock.per_move_ms must be an integer from {CLOCK_MIN_MS:,} "
                        f"to {CLOCK_MAX_MS:,} (one second to one day)")
+    return ms
+
+
+def bank_ms(clock: Any) -> int:
+    """``clock.bank_ms`` of a create request checked by :func:`clock_ms`
+    (0: no time bank)."""
+    ms = clock.get("bank_ms", 0) if isinstance(clock, dict) else 0
+    if not isinstance(ms, int) or isinstance(ms, bool) or not 0 <= ms <= BANK_MAX_MS:
+        raise ApiError("invalid_options", f"clock.bank_ms must be an integer from 0 to {BANK_MAX_MS:,} (one hour)")
     return ms
 
 

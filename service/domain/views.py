@@ -13,10 +13,21 @@ from service.store.store import Meta, Snapshot
 
 
 def view_of(game: Game, meta: Meta, snap: Snapshot, viewer: Viewer) -> dict[str, Any]:
-    """The engine's view for ``viewer`` plus the service's fields."""
+    """The engine's view for ``viewer`` plus the service's fields (1.2:
+    ``bank`` beside ``deadline`` when the match has time banks)."""
     view = game.view(snap.state, viewer)
-    return {"match_id": meta.match_id, "game": meta.game, "version": snap.version,
+    body = {"match_id": meta.match_id, "game": meta.game, "version": snap.version,
             "status": view["status"], "viewer": viewer.to_json(), **view, "deadline": dict(snap.deadline)}
+    if meta.bank_ms:
+        body["bank"] = dict(snap.bank)
+    return body
+
+
+def clock_settings(meta: Meta) -> dict[str, int] | None:
+    """The match's ``clock`` as created (record, lobby): None without one."""
+    if meta.clock_ms is None:
+        return None
+    return {"per_move_ms": meta.clock_ms, **({"bank_ms": meta.bank_ms} if meta.bank_ms else {})}
 
 
 def legal_for(game: Game, state: dict[str, Any], viewer: Viewer) -> dict[str, list[dict[str, Any]]]:

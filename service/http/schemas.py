@@ -33,6 +33,8 @@ IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 BOT_NAMES = ("random", "heuristic")
 #: Limits of ``clock.per_move_ms``: one second to one day.
 CLOCK_MIN_MS, CLOCK_MAX_MS = 1_000, 86_400_000
+#: 1.2: the most ``clock.bank_ms`` may be (one hour).
+BANK_MAX_MS = 3_600_000
 #: A player object of the create request (api.md "Create", 1.1).
 PLAYER_OBJECT: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["name"],
@@ -70,7 +72,10 @@ class CreateMatchSchema(ma.Schema):
                        "(default false)"})
     clock = fields.Raw(allow_none=True, metadata={
         "type": "object", "nullable": True, "additionalProperties": False, "required": ["per_move_ms"],
-        "properties": {"per_move_ms": {"type": "integer", "minimum": CLOCK_MIN_MS, "maximum": CLOCK_MAX_MS}},
+        "properties": {"per_move_ms": {"type": "integer", "minimum": CLOCK_MIN_MS, "maximum": CLOCK_MAX_MS},
+                       "bank_ms": {"type": "integer", "minimum": 0, "maximum": BANK_MAX_MS, "default": 0,
+                                   "description": "1.2: each seat's time bank: a deadline is `per_move_ms` plus "
+                                                  "what is left of it; time beyond `per_move_ms` comes out of it"}},
         "example": {"per_move_ms": 30000},
         "description": "a deadline on every decision (milliseconds per move); part of the record"})
 
@@ -218,7 +223,10 @@ class ViewSchema(ma.Schema):
     result = fields.Nested(ResultSchema, required=True, allow_none=True)
     deadline = fields.Dict(keys=fields.String(), values=fields.Integer(), metadata={
         "description": "1.1: per seat to act, the epoch millisecond by which it must move (a match with a "
-                       "clock; then the server plays its fallback move); {} without a clock or when nobody acts"})
+                       "clock; then the server plays its fallback move); {} without a clock or when nobody acts "})
+    bank = fields.Dict(keys=fields.String(), values=fields.Integer(), metadata={
+        "description": "1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank "
+                       "in milliseconds"})
 
 
 class SeatTokenSchema(ma.Schema):
@@ -284,8 +292,8 @@ class RecordSchema(ma.Schema):
     players = fields.List(fields.String(), required=True)
     seed = fields.Integer(required=True)
     options = fields.Dict(required=True, metadata=_OPEN)
-    clock = fields.Dict(metadata={**_OPEN, "description": "`{\"per_move_ms\"}` of a match with a clock "
-                                                          "(absent without one)"})
+    clock = fields.Dict(metadata={**_OPEN, "description": "`{\"per_move_ms\"}` of a match with a clock, with "
+                                                          "`bank_ms` when it has a time bank (absent without one)"})
     moves = fields.List(fields.Nested(LoggedMoveSchema), required=True)
     result = fields.Nested(ResultSchema, required=True, allow_none=True)
 

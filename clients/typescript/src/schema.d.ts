@@ -1868,6 +1868,10 @@ export interface components {
         };
         /** @description The match as the caller may see it: biberbande */
         BiberbandeView: {
+            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds */
+            bank?: {
+                [key: string]: number;
+            };
             board: components["schemas"]["BiberbandeBoard"];
             /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
             deadline?: {
@@ -2476,6 +2480,10 @@ export interface components {
         };
         /** @description The match as the caller may see it: biberclan */
         BiberclanView: {
+            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds */
+            bank?: {
+                [key: string]: number;
+            };
             board: components["schemas"]["BiberclanBoard"];
             /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
             deadline?: {
@@ -2524,6 +2532,11 @@ export interface components {
              *     }
              */
             clock?: {
+                /**
+                 * @description 1.2: each seat's time bank: a deadline is `per_move_ms` plus what is left of it; time beyond `per_move_ms` comes out of it
+                 * @default 0
+                 */
+                bank_ms: number;
                 per_move_ms: number;
             } | null;
             /**
@@ -3016,6 +3029,10 @@ export interface components {
         };
         /** @description The match as the caller may see it: mein-lieber-biber */
         MeinLieberBiberView: {
+            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds */
+            bank?: {
+                [key: string]: number;
+            };
             board: components["schemas"]["MeinLieberBiberBoard"];
             /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
             deadline?: {
@@ -3105,7 +3122,7 @@ export interface components {
             type: string;
         };
         Record: {
-            /** @description `{"per_move_ms"}` of a match with a clock (absent without one) */
+            /** @description `{"per_move_ms"}` of a match with a clock, with `bank_ms` when it has a time bank (absent without one) */
             clock?: {
                 [key: string]: unknown;
             };
@@ -3478,6 +3495,10 @@ export interface components {
         };
         /** @description The match as the caller may see it: thirteen-beavers */
         ThirteenBeaversView: {
+            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds */
+            bank?: {
+                [key: string]: number;
+            };
             board: components["schemas"]["ThirteenBeaversBoard"];
             /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
             deadline?: {
