@@ -28,7 +28,7 @@ from typing import Any
 
 from engine.core import Game
 from service.http.errors import ApiError, clip
-from service.http.schemas import BANK_MAX_MS, BOT_NAMES, CLOCK_MAX_MS, CLOCK_MIN_MS, MAX_NAME
+from service.http.schemas import BANK_MAX_MS, BOT_NAMES, CLOCK_MAX_MS, CLOCK_MIN_MS, DELAY_MAX, MAX_NAME
 
 TOKEN, OPEN, CLAIMED, BOT = "token", "open", "claimed", "bot"
 KINDS = (TOKEN, OPEN, CLAIMED, BOT)
@@ -127,6 +127,27 @@ def bank_ms(clock: Any) -> int:
     if not isinstance(ms, int) or isinstance(ms, bool) or not 0 <= ms <= BANK_MAX_MS:
         raise ApiError("invalid_options", f"clock.bank_ms must be an integer from 0 to {BANK_MAX_MS:,} (one hour)")
     return ms
+
+
+def spectator_delay(spectators: Any) -> int:
+    """``spectators.delay`` of a create request, in versions (0: none)."""
+    if spectators is None:
+        return 0
+    if not isinstance(spectators, dict) or not set(spectators) <= {"delay"}:
+        raise ApiError("invalid_options", "spectators must be {\"delay\": versions} (or null)")
+    delay = spectators.get("delay", 0)
+    if not isinstance(delay, int) or isinstance(delay, bool) or not 0 <= delay <= DELAY_MAX:
+        raise ApiError("invalid_options", f"spectators.delay must be an integer from 0 to {DELAY_MAX:,} (versions)")
+    return delay
+
+
+def referee(flag: Any) -> bool:
+    """``referee`` of a create request (absent or null: false)."""
+    if flag is None:
+        return False
+    if not isinstance(flag, bool):
+        raise ApiError("invalid_options", "referee must be true or false")
+    return flag
 
 
 def public(flag: Any) -> bool:

@@ -95,6 +95,8 @@ class Meta:
     public: bool = False
     invite_hash: str | None = None
     bank_ms: int = 0
+    delay: int = 0
+    referee_hash: str | None = None
 
     def __post_init__(self) -> None:
         if not self.kinds:
@@ -122,7 +124,9 @@ class Meta:
             "seats": self.seat_hashes, "created": self.created,
             "kinds": self.kinds, "bots": self.bots, "clock_ms": self.clock_ms,
             "public": self.public, "invite": self.invite_hash,
-            **({"bank_ms": self.bank_ms} if self.bank_ms else {})})
+            **({"bank_ms": self.bank_ms} if self.bank_ms else {}),
+            **({"delay": self.delay} if self.delay else {}),
+            **({"referee": self.referee_hash} if self.referee_hash is not None else {})})
 
     @classmethod
     def from_json(cls, match_id: str, raw: bytes | str) -> Meta:
@@ -130,7 +134,7 @@ class Meta:
         return cls(match_id, d["game"], d["players"], d["seed"], d["options"],
                    d["admin"], d["seats"], d["created"], d.get("kinds") or [], d.get("bots") or [],
                    d.get("clock_ms"), bool(d.get("public", False)), d.get("invite"),
-                   d.get("bank_ms", 0))
+                   d.get("bank_ms", 0), d.get("delay", 0), d.get("referee"))
 
 
 @dataclass(frozen=True)

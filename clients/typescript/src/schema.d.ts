@@ -1868,12 +1868,12 @@ export interface components {
         };
         /** @description The match as the caller may see it: biberbande */
         BiberbandeView: {
-            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds */
+            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds ({} in a view held back by a spectator delay) */
             bank?: {
                 [key: string]: number;
             };
             board: components["schemas"]["BiberbandeBoard"];
-            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts (1.2: and in a view held back by a spectator delay) */
             deadline?: {
                 [key: string]: number;
             };
@@ -2480,12 +2480,12 @@ export interface components {
         };
         /** @description The match as the caller may see it: biberclan */
         BiberclanView: {
-            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds */
+            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds ({} in a view held back by a spectator delay) */
             bank?: {
                 [key: string]: number;
             };
             board: components["schemas"]["BiberclanBoard"];
-            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts (1.2: and in a view held back by a spectator delay) */
             deadline?: {
                 [key: string]: number;
             };
@@ -2579,11 +2579,23 @@ export interface components {
             })[] | number;
             /** @description list the match in the lobby while a seat is open, and let anyone claim its open seats (default false) */
             public?: boolean | null;
+            /** @description 1.2: add a `referee_token` to the response: it reads every hidden card, with the spectators' delay, and may not act, delete or claim */
+            referee?: boolean | null;
             /**
              * @description makes the match reproducible; absent: the server picks one and records it
              * @example 42
              */
             seed?: number | null;
+            /**
+             * @description 1.2: until the match is finished, callers without a seat or admin token (and the referee) see version max(0, current − delay)
+             * @example {
+             *       "delay": 10
+             *     }
+             */
+            spectators?: {
+                /** @default 0 */
+                delay: number;
+            } | null;
         };
         CreatedMatch: {
             admin_token: string;
@@ -2591,6 +2603,8 @@ export interface components {
             /** @description when a seat is open: the secret that claims it (`POST …/seats/{k}`); given only here */
             invite?: string;
             match_id: string;
+            /** @description 1.2: with `referee: true` only: reads every hidden card with the spectators' delay */
+            referee_token?: string;
             seats: components["schemas"]["SeatToken"][];
             seed: number;
             state: components["schemas"]["View"];
@@ -3029,12 +3043,12 @@ export interface components {
         };
         /** @description The match as the caller may see it: mein-lieber-biber */
         MeinLieberBiberView: {
-            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds */
+            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds ({} in a view held back by a spectator delay) */
             bank?: {
                 [key: string]: number;
             };
             board: components["schemas"]["MeinLieberBiberBoard"];
-            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts (1.2: and in a view held back by a spectator delay) */
             deadline?: {
                 [key: string]: number;
             };
@@ -3495,12 +3509,12 @@ export interface components {
         };
         /** @description The match as the caller may see it: thirteen-beavers */
         ThirteenBeaversView: {
-            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds */
+            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds ({} in a view held back by a spectator delay) */
             bank?: {
                 [key: string]: number;
             };
             board: components["schemas"]["ThirteenBeaversBoard"];
-            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts (1.2: and in a view held back by a spectator delay) */
             deadline?: {
                 [key: string]: number;
             };
@@ -3529,7 +3543,7 @@ export interface components {
         View: components["schemas"]["BiberbandeView"] | components["schemas"]["BiberclanView"] | components["schemas"]["MeinLieberBiberView"] | components["schemas"]["ThirteenBeaversView"];
         Viewer: {
             /** @enum {string} */
-            role: "spectator" | "seat" | "admin";
+            role: "spectator" | "seat" | "admin" | "referee";
             seat: number | null;
         };
     };
