@@ -17,6 +17,7 @@ import threading
 import time
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from werkzeug.test import Client
@@ -251,3 +252,17 @@ def test_no_newer_version_leaks(sapp: Any, game: str, delay: int, moves: int, se
     limit = current if view["status"] == "finished" else max(0, current - delay)
     assert max_version_seen(api, sapp, m, None) == limit
     assert max_version_seen(api, sapp, m, m.created["referee_token"]) == limit
+
+
+@pytest.mark.live
+def test_held_back_on_a_live_server(live_api: Api) -> None:
+    """gunicorn's gevent workers (the dispatcher in front): the view, its
+    ETag and 304, events and the referee's record held back alike."""
+    m, twin = create(live_api, 2), create(live_api, 0, referee=False)
+    seen = play_twins(m, twin, 3, random.Random(6))
+    r = live_api.view(m.id)
+    assert (r.header("etag"), without_clock(r.json)) == ('"1"', without_clock(seen[1][0]))
+    assert live_api.view(m.id, headers={"If-None-Match": '"1"'}).status == 304
+    assert live_api.events(m.id).json["version"] == 1
+    record = live_api.record(m.id, m.created["referee_token"]).json
+    assert [e["version"] for e in record["moves"]] == [1]
