@@ -16,6 +16,7 @@ import secrets
 from collections.abc import Callable
 
 from engine.core import ADMIN_VIEWER, SPECTATOR_VIEWER, Viewer, seat_viewer
+from service.domain.views import REFEREE_VIEWER
 from service.http.errors import ApiError
 from service.store.store import Meta
 
@@ -55,6 +56,8 @@ def _match(meta: Meta, digest: str) -> Viewer | None:
     found: Viewer | None = None
     if hmac.compare_digest(digest, meta.admin_hash):
         found = ADMIN_VIEWER
+    if meta.referee_hash is not None and hmac.compare_digest(digest, meta.referee_hash):
+        found = REFEREE_VIEWER
     for seat, stored in enumerate(meta.seat_hashes):
         if hmac.compare_digest(digest, stored):
             found = seat_viewer(seat)

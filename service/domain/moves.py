@@ -16,7 +16,7 @@ import contextlib
 import functools
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -180,7 +180,7 @@ class MovePipeline:
         state, events = played
         version = snap.version + 1
         own = ({"version": version, "seat": request.seat, "move": request.move}, stamp(events, version))
-        moves = self._server_moves(game, meta, Snapshot(version, state), [own])
+        moves = self._server_moves(game, meta, replace(snap, version=version, state=state), [own])
         body = _move_body(game, meta, request.viewer, moves.snap, [e for _, step in moves.steps for e in step],
                           request.legal)
         result = self._write(match_id, game, meta, snap.version, moves, request.idem, request.fingerprint)
@@ -214,9 +214,9 @@ class MovePipeline:
         while first > 1 and "by" in orjson.loads(log_entries[first - 1]):
             first -= 1
         current = self.store.cached(match_id)
-        deadline = current[1].deadline if current is not None and current[1].version == version else {}
+        timing = current[1] if current is not None and current[1].version == version else Snapshot(version, {})
         events = [e for step in timeline[first:version + 1] for e in step]
-        return 200, _move_body(game, meta, viewer, Snapshot(version, state, deadline), events,
+        return 200, _move_body(game, meta, viewer, replace(timing, state=state), events,
                                  legal), version
 
     # --- the server's moves ------------------------------------------------
@@ -342,7 +342,7 @@ class MovePipeline:
             self.schedule.look_at(match_id, look)
         (entry, events), *later = moves.steps
         result = self.store.apply(match_id, expected, final.state, entry, events, idem, request,
-                                  later=later, deadline=final.deadline)
+                                  later=later, deadline=final.deadline, bank=final.bank)
         if result.version is not None:
             metrics.MOVES.labels(game.id).inc(len(moves.steps))
             if game.status(final.state) == FINISHED:
@@ -395,11 +395,13 @@ def _owes(game: Game, meta: Meta, moves: ServerMoves) -> bool:
     return moves.owed or webhook_seat(game, meta, moves.snap.state) is not None
 
 
-def deadlines(game: Game, meta: Meta, state: dict[str, Any], now: int) -> dict[str, int]:
-    """The seats' deadlines (:func:`service.domain.clock.deadlines`); without
-    a clock, a webhook seat to act still gets one, ``WEBHOOK_TIMEOUT_MS`` as
-    it was when the match was created (api.md "Webhook seats", 1.2)."""
-    out = clock.deadlines(game, meta.clock_ms, state, now)
+def deadlines(game: Game, meta: Meta, state: dict[str, Any], now: int,
+              bank: dict[str, int] | None = None) -> dict[str, int]:
+    """The seats' deadlines (:func:`service.domain.clock.deadlines`, with
+    what is left of their ``bank``); without a clock, a webhook seat to act
+    still gets one, ``WEBHOOK_TIMEOUT_MS`` as it was when the match was
+    created (api.md "Webhook seats", 1.2)."""
+    out = clock.deadlines(game, meta.clock_ms, state, now, bank)
     if meta.clock_ms is None and meta.webhook_ms is not None:
         out.update({str(seat): now + meta.webhook_ms for seat in webhook_seats(game, meta, state)})
     return out
@@ -408,26 +410,34 @@ def deadlines(game: Game, meta: Meta, state: dict[str, Any], now: int) -> dict[s
 def server_moves(game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
                  timed: int | None = None, reason: str | None = None) -> ServerMoves:
     """The moves the server plays after ``snap`` (reached by ``steps``, the
-    request's own move): seat ``timed``'s fallback first when its clock ran
-    out or its webhook failed (``by: "clock"``, with ``reason`` for a
-    webhook seat, in the log entry too for replays), then, while a bot seat or a resigned seat is to
-    act, its move (``by: "bot"`` / ``"resigned"``), like the engine's
-    automatic moves; at most :data:`AUTO_MOVES` and :data:`AUTO_SECONDS`."""
+    request's own move; ``snap`` still carries the deadlines and banks of
+    the version before it): seat ``timed``'s fallback first when its clock
+    ran out or its webhook failed (``by: "clock"``, with ``reason`` for a
+    webhook seat, in the log entry too for replays), then, while a bot seat
+    or a resigned seat is to act, its move (``by: "bot"`` /
+    ``"resigned"``), like the engine's automatic moves; at most
+    :data:`AUTO_MOVES` and :data:`AUTO_SECONDS`.  The decisions that end now
+    are charged to the seats' banks first."""
     steps, state, version = list(steps), snap.state, snap.version
     now, started, played = clock.now_ms(), time.monotonic(), 0
+    bank = clock.charged(snap.deadline, snap.bank, now)
+
+    def timed_snap() -> Snapshot:
+        return Snapshot(version, state, deadlines(game, meta, state, now, bank), bank)
+
     owed = (timed, BY_CLOCK) if timed is not None else owed_seat(game, meta, state)
     while owed is not None:
         if played >= AUTO_MOVES or (played and time.monotonic() - started > AUTO_SECONDS):
-            return ServerMoves(Snapshot(version, state, deadlines(game, meta, state, now)), steps, owed=True)
+            return ServerMoves(timed_snap(), steps, owed=True)
         seat, by = owed
-        move = _server_decision(game, meta, Snapshot(version, state, deadlines(game, meta, state, now)), seat, by)
+        move = _server_decision(game, meta, timed_snap(), seat, by)
         why = reason if seat == timed and by == BY_CLOCK else None
         state, events = game.play(state, seat, move, by, why)
         version, played = version + 1, played + 1
         entry = {"version": version, "seat": seat, "move": move, "by": by, **({"reason": why} if why else {})}
         steps.append((entry, stamp(events, version)))
         owed = owed_seat(game, meta, state)
-    return ServerMoves(Snapshot(version, state, deadlines(game, meta, state, now)), steps)
+    return ServerMoves(timed_snap(), steps)
 
 
 def _server_decision(game: Game, meta: Meta, snap: Snapshot, seat: int, by: str) -> Move:

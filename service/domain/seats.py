@@ -32,7 +32,7 @@ from typing import Any
 from engine.core import Game
 from service.domain.webhooks import checked_hook
 from service.http.errors import ApiError, clip
-from service.http.schemas import BOT_NAMES, CLOCK_MAX_MS, CLOCK_MIN_MS, MAX_NAME
+from service.http.schemas import BANK_MAX_MS, BOT_NAMES, CLOCK_MAX_MS, CLOCK_MIN_MS, DELAY_MAX, MAX_NAME
 from service.ops.webhook_http import HostPolicy
 
 TOKEN, OPEN, CLAIMED, BOT, WEBHOOK = "token", "open", "claimed", "bot", "webhook"
@@ -124,13 +124,44 @@ def clock_ms(clock: Any) -> int | None:
     """``clock.per_move_ms`` of a create request (None: no clock)."""
     if clock is None:
         return None
-    if not isinstance(clock, dict) or set(clock) != {"per_move_ms"}:
-        raise ApiError("invalid_options", "clock must be {\"per_move_ms\": milliseconds} (or null for none)")
+    if not isinstance(clock, dict) or "per_move_ms" not in clock or not set(clock) <= {"per_move_ms", "bank_ms"}:
+        raise ApiError("invalid_options", "clock must be {\"per_move_ms\": milliseconds} or {\"per_move_ms\": …, "
+                       "\"bank_ms\": milliseconds} (or null for none)")
     ms = clock["per_move_ms"]
     if not isinstance(ms, int) or isinstance(ms, bool) or not CLOCK_MIN_MS <= ms <= CLOCK_MAX_MS:
         raise ApiError("invalid_options", f"clock.per_move_ms must be an integer from {CLOCK_MIN_MS:,} "
                        f"to {CLOCK_MAX_MS:,} (one second to one day)")
     return ms
+
+
+def bank_ms(clock: Any) -> int:
+    """``clock.bank_ms`` of a create request checked by :func:`clock_ms`
+    (0: no time bank)."""
+    ms = clock.get("bank_ms", 0) if isinstance(clock, dict) else 0
+    if not isinstance(ms, int) or isinstance(ms, bool) or not 0 <= ms <= BANK_MAX_MS:
+        raise ApiError("invalid_options", f"clock.bank_ms must be an integer from 0 to {BANK_MAX_MS:,} (one hour)")
+    return ms
+
+
+def spectator_delay(spectators: Any) -> int:
+    """``spectators.delay`` of a create request, in versions (0: none)."""
+    if spectators is None:
+        return 0
+    if not isinstance(spectators, dict) or not set(spectators) <= {"delay"}:
+        raise ApiError("invalid_options", "spectators must be {\"delay\": versions} (or null)")
+    delay = spectators.get("delay", 0)
+    if not isinstance(delay, int) or isinstance(delay, bool) or not 0 <= delay <= DELAY_MAX:
+        raise ApiError("invalid_options", f"spectators.delay must be an integer from 0 to {DELAY_MAX:,} (versions)")
+    return delay
+
+
+def referee(flag: Any) -> bool:
+    """``referee`` of a create request (absent or null: false)."""
+    if flag is None:
+        return False
+    if not isinstance(flag, bool):
+        raise ApiError("invalid_options", "referee must be true or false")
+    return flag
 
 
 def public(flag: Any) -> bool:

@@ -35,6 +35,8 @@ BOT_NAMES = ("random", "heuristic")
 SECRET_MIN, SECRET_MAX = 16, 256
 #: Limits of ``clock.per_move_ms``: one second to one day.
 CLOCK_MIN_MS, CLOCK_MAX_MS = 1_000, 86_400_000
+#: 1.2: the most ``clock.bank_ms`` (one hour) and ``spectators.delay`` (versions) may be.
+BANK_MAX_MS, DELAY_MAX = 3_600_000, 1_000
 #: A player object of the create request (api.md "Create", 1.1).
 PLAYER_OBJECT: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["name"],
@@ -80,9 +82,22 @@ class CreateMatchSchema(ma.Schema):
                        "(default false)"})
     clock = fields.Raw(allow_none=True, metadata={
         "type": "object", "nullable": True, "additionalProperties": False, "required": ["per_move_ms"],
-        "properties": {"per_move_ms": {"type": "integer", "minimum": CLOCK_MIN_MS, "maximum": CLOCK_MAX_MS}},
+        "properties": {"per_move_ms": {"type": "integer", "minimum": CLOCK_MIN_MS, "maximum": CLOCK_MAX_MS},
+                       "bank_ms": {"type": "integer", "minimum": 0, "maximum": BANK_MAX_MS, "default": 0,
+                                   "description": "1.2: each seat's time bank: a deadline is `per_move_ms` plus "
+                                                  "what is left of it; time beyond `per_move_ms` comes out of it"}},
         "example": {"per_move_ms": 30000},
         "description": "a deadline on every decision (milliseconds per move); part of the record"})
+    spectators = fields.Raw(allow_none=True, metadata={
+        "type": "object", "nullable": True, "additionalProperties": False,
+        "properties": {"delay": {"type": "integer", "minimum": 0, "maximum": DELAY_MAX, "default": 0}},
+        "example": {"delay": 10},
+        "description": "1.2: until the match is finished, callers without a seat or admin token (and the "
+                       "referee) see version max(0, current − delay)"})
+    referee = fields.Raw(allow_none=True, metadata={
+        "type": "boolean", "nullable": True,
+        "description": "1.2: add a `referee_token` to the response: it reads every hidden card, with the "
+                       "spectators' delay, and may not act, delete or claim"})
 
 
 class MoveRequestSchema(ma.Schema):
@@ -197,7 +212,7 @@ class GamesSchema(ma.Schema):
 
 
 class ViewerSchema(ma.Schema):
-    role = fields.String(required=True, metadata={"enum": [SPECTATOR, SEAT, ADMIN]})
+    role = fields.String(required=True, metadata={"enum": [SPECTATOR, SEAT, ADMIN, "referee"]})
     seat = fields.Integer(required=True, allow_none=True)
 
 
@@ -229,7 +244,11 @@ class ViewSchema(ma.Schema):
     result = fields.Nested(ResultSchema, required=True, allow_none=True)
     deadline = fields.Dict(keys=fields.String(), values=fields.Integer(), metadata={
         "description": "1.1: per seat to act, the epoch millisecond by which it must move (a match with a "
-                       "clock; then the server plays its fallback move); {} without a clock or when nobody acts"})
+                       "clock; then the server plays its fallback move); {} without a clock or when nobody acts "
+                       "(1.2: and in a view held back by a spectator delay)"})
+    bank = fields.Dict(keys=fields.String(), values=fields.Integer(), metadata={
+        "description": "1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank "
+                       "in milliseconds ({} in a view held back by a spectator delay)"})
 
 
 class SeatTokenSchema(ma.Schema):
@@ -250,6 +269,8 @@ class CreatedMatchSchema(ma.Schema):
     seed = fields.Integer(required=True)
     seats = fields.List(fields.Nested(SeatTokenSchema), required=True)
     admin_token = fields.String(required=True)
+    referee_token = fields.String(metadata={
+        "description": "1.2: with `referee: true` only: reads every hidden card with the spectators' delay"})
     invite = fields.String(metadata={
         "description": "when a seat is open: the secret that claims it (`POST …/seats/{k}`); given only here"})
     state = fields.Nested(ViewSchema, required=True, metadata={"description": "spectator view"})
@@ -298,8 +319,8 @@ class RecordSchema(ma.Schema):
     players = fields.List(fields.String(), required=True)
     seed = fields.Integer(required=True)
     options = fields.Dict(required=True, metadata=_OPEN)
-    clock = fields.Dict(metadata={**_OPEN, "description": "`{\"per_move_ms\"}` of a match with a clock "
-                                                          "(absent without one)"})
+    clock = fields.Dict(metadata={**_OPEN, "description": "`{\"per_move_ms\"}` of a match with a clock, with "
+                                                          "`bank_ms` when it has a time bank (absent without one)"})
     moves = fields.List(fields.Nested(LoggedMoveSchema), required=True)
     result = fields.Nested(ResultSchema, required=True, allow_none=True)
 

@@ -1877,8 +1877,12 @@ export interface components {
         };
         /** @description The match as the caller may see it: biberbande */
         BiberbandeView: {
+            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds ({} in a view held back by a spectator delay) */
+            bank?: {
+                [key: string]: number;
+            };
             board: components["schemas"]["BiberbandeBoard"];
-            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts (1.2: and in a view held back by a spectator delay) */
             deadline?: {
                 [key: string]: number;
             };
@@ -2494,8 +2498,12 @@ export interface components {
         };
         /** @description The match as the caller may see it: biberclan */
         BiberclanView: {
+            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds ({} in a view held back by a spectator delay) */
+            bank?: {
+                [key: string]: number;
+            };
             board: components["schemas"]["BiberclanBoard"];
-            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts (1.2: and in a view held back by a spectator delay) */
             deadline?: {
                 [key: string]: number;
             };
@@ -2542,6 +2550,11 @@ export interface components {
              *     }
              */
             clock?: {
+                /**
+                 * @description 1.2: each seat's time bank: a deadline is `per_move_ms` plus what is left of it; time beyond `per_move_ms` comes out of it
+                 * @default 0
+                 */
+                bank_ms: number;
                 per_move_ms: number;
             } | null;
             /**
@@ -2590,11 +2603,23 @@ export interface components {
             })[] | number;
             /** @description list the match in the lobby while a seat is open, and let anyone claim its open seats (default false) */
             public?: boolean | null;
+            /** @description 1.2: add a `referee_token` to the response: it reads every hidden card, with the spectators' delay, and may not act, delete or claim */
+            referee?: boolean | null;
             /**
              * @description makes the match reproducible; absent: the server picks one and records it
              * @example 42
              */
             seed?: number | null;
+            /**
+             * @description 1.2: until the match is finished, callers without a seat or admin token (and the referee) see version max(0, current − delay)
+             * @example {
+             *       "delay": 10
+             *     }
+             */
+            spectators?: {
+                /** @default 0 */
+                delay: number;
+            } | null;
         };
         CreatedMatch: {
             admin_token: string;
@@ -2602,6 +2627,8 @@ export interface components {
             /** @description when a seat is open: the secret that claims it (`POST …/seats/{k}`); given only here */
             invite?: string;
             match_id: string;
+            /** @description 1.2: with `referee: true` only: reads every hidden card with the spectators' delay */
+            referee_token?: string;
             seats: components["schemas"]["SeatToken"][];
             seed: number;
             state: components["schemas"]["View"];
@@ -3056,8 +3083,12 @@ export interface components {
         };
         /** @description The match as the caller may see it: mein-lieber-biber */
         MeinLieberBiberView: {
+            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds ({} in a view held back by a spectator delay) */
+            bank?: {
+                [key: string]: number;
+            };
             board: components["schemas"]["MeinLieberBiberBoard"];
-            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts (1.2: and in a view held back by a spectator delay) */
             deadline?: {
                 [key: string]: number;
             };
@@ -3145,7 +3176,7 @@ export interface components {
             type: string;
         };
         Record: {
-            /** @description `{"per_move_ms"}` of a match with a clock (absent without one) */
+            /** @description `{"per_move_ms"}` of a match with a clock, with `bank_ms` when it has a time bank (absent without one) */
             clock?: {
                 [key: string]: unknown;
             };
@@ -3531,8 +3562,12 @@ export interface components {
         };
         /** @description The match as the caller may see it: thirteen-beavers */
         ThirteenBeaversView: {
+            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds ({} in a view held back by a spectator delay) */
+            bank?: {
+                [key: string]: number;
+            };
             board: components["schemas"]["ThirteenBeaversBoard"];
-            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts (1.2: and in a view held back by a spectator delay) */
             deadline?: {
                 [key: string]: number;
             };
@@ -3561,7 +3596,7 @@ export interface components {
         View: components["schemas"]["BiberbandeView"] | components["schemas"]["BiberclanView"] | components["schemas"]["MeinLieberBiberView"] | components["schemas"]["ThirteenBeaversView"];
         Viewer: {
             /** @enum {string} */
-            role: "spectator" | "seat" | "admin";
+            role: "spectator" | "seat" | "admin" | "referee";
             seat: number | null;
         };
     };

@@ -84,7 +84,8 @@ class Matches(MethodView):
         may act for any seat, may delete).  Keep them: they are stored hashed.
         """
         created = lodge().create(body["game"], body["players"], body.get("seed"), body.get("options"),
-                                 public=body.get("public"), clock=body.get("clock"))
+                                 public=body.get("public"), clock=body.get("clock"),
+                                 spectators=body.get("spectators"), referee=body.get("referee"))
         headers = {"Location": _match_url(created["match_id"]), **_etag(0)}
         return json_response(created, 201, headers)
 
