@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from bots import Bot, make_bot
+from engine.ranking import places
 
 from .client import JSON, IllegalMove, LodgeClient, MatchFinished, VersionConflict, legal_of
 from .entrants import Entrant, start_external, stop_external
@@ -101,18 +102,6 @@ class MatchOutcome:
                    "moves": self.moves, "seconds": round(self.seconds, 3),
                    "seats": [vars(s) for s in self.seats], "result": self.result}
         return summary if self.record is None else {**summary, "record": self.record}
-
-
-def places(ranking: list[list[int]], n: int) -> list[int]:
-    """1-based place per seat from a result's ``ranking`` groups; equal
-    results share a place and the next place skips (1, 1, 3)."""
-    place = [0] * n
-    better = 0
-    for group in ranking:
-        for seat in group:
-            place[seat] = better + 1
-        better += len(group)
-    return place
 
 
 @dataclass

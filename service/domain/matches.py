@@ -17,7 +17,7 @@ import logging
 import re
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -27,6 +27,7 @@ from engine.core import FINISHED, SEED_MAX, SPECTATOR_VIEWER, Game, InvalidOptio
 from service.domain import auth, lobby, seats
 from service.domain.access import Access, not_found, store_faults, unavailable
 from service.domain.history import History, stamp
+from service.domain.ladders import Ladders
 from service.domain.moves import MovePipeline
 from service.domain.views import legal_for, redact, view_of
 from service.http.errors import ApiError, clip_echoes
@@ -51,16 +52,23 @@ class Lodge(Access):
         """Every move into a match: a client's, a bot's, a clock's."""
         return MovePipeline(self)
 
+    @functools.cached_property
+    def ladders(self) -> Ladders:
+        """Rating ladders, their entrants and leaderboards."""
+        return Ladders(self)
+
     def catalogue(self) -> list[dict[str, Any]]:
         """Every game's catalogue entry, in registry order."""
         return [g.catalogue() for g in self.registry]
 
     # --- create ------------------------------------------------------------
     def create(self, game_id: str, players: Any, seed: Any, options: Any, *,
-               public: Any = None, clock: Any = None) -> dict[str, Any]:
+               public: Any = None, clock: Any = None, ladder: Any = None) -> dict[str, Any]:
         """Set up a match; the 201 body (tokens, and the invite when a seat is open)."""
         game = self.game(game_id)
-        seating = seats.seating(game, players)
+        with self.store.budget():
+            ranked = self.ladders.seating(game, ladder, players)
+        seating = seats.seating(game, players if ranked is None else ranked.players)
         clock_ms, listed = seats.clock_ms(clock), seats.public(public)
         if seed is None:
             seed = secrets.randbelow(SEED_MAX + 1)
@@ -77,6 +85,10 @@ class Lodge(Access):
                         ["" if t is None else auth.token_hash(t) for t in tokens], time.time(),
                         seating.kinds, seating.bots, clock_ms, listed,
                         None if invite is None else seats.invite_hash(invite))
+            if ranked is not None:
+                meta = replace(meta, ladder=ranked.ladder_id, entrants=ranked.entrants,
+                               entrant_hashes=ranked.hashes)
+                self.ladders.enter(ranked, match_id)
             if lobby.listed(meta):
                 lobby.add(self.store, meta)
             if self.store.create(meta, state, stamp(events, 0)):
@@ -243,6 +255,8 @@ class Lodge(Access):
         """Remove the match (admin token)."""
         meta = self.meta(match_id)
         auth.require_admin(self.identify(meta, authorization), "deleting a match")
+        if meta.ladder is not None:  # a finished match is rated before it goes
+            self.ladders.settle_match(match_id)
         if not self.store.delete(match_id):
             raise not_found(match_id)
         lobby.forget(self.store, meta)

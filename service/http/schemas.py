@@ -40,6 +40,11 @@ PLAYER_OBJECT: dict[str, Any] = {
                    "open": {"type": "boolean", "description": "no token now: claimed later with the invite"},
                    "bot": {"type": "string", "enum": list(BOT_NAMES),
                            "description": "the server plays this seat (not together with `open`)"}}}
+#: A seat of a ladder match (1.2): an entrant instead of a name (the name is the entrant's).
+LADDER_PLAYER: dict[str, Any] = {
+    **PLAYER_OBJECT, "required": ["entrant"],
+    "properties": {"entrant": {"type": "string", "description": "an entrant_id of the match's ladder"},
+                   **{k: v for k, v in PLAYER_OBJECT["properties"].items() if k not in ("name", "open")}}}
 
 
 class CreateMatchSchema(ma.Schema):
@@ -55,7 +60,7 @@ class CreateMatchSchema(ma.Schema):
                        "mixed freely; or a player count",
         "oneOf": [{"type": "array", "minItems": 2,
                    "items": {"oneOf": [{"type": "string", "minLength": 1, "maxLength": MAX_NAME},
-                                       PLAYER_OBJECT]}},
+                                       PLAYER_OBJECT, LADDER_PLAYER]}},
                   {"type": "integer", "minimum": 2}],
         "example": ["ana", {"name": "bo", "open": True}, {"name": "Bobo", "bot": "heuristic"}]})
     seed = fields.Raw(allow_none=True, metadata={
@@ -73,6 +78,11 @@ class CreateMatchSchema(ma.Schema):
         "properties": {"per_move_ms": {"type": "integer", "minimum": CLOCK_MIN_MS, "maximum": CLOCK_MAX_MS}},
         "example": {"per_move_ms": 30000},
         "description": "a deadline on every decision (milliseconds per move); part of the record"})
+    ladder = fields.Raw(allow_none=True, metadata={
+        "type": "object", "nullable": True, "additionalProperties": False, "required": ["id", "token"],
+        "properties": {"id": {"type": "string"}, "token": {"type": "string"}},
+        "description": "1.2: the match joins this ladder (`token`: the ladder's admin token); every element of "
+                       "`players` is then `{\"entrant\": \"<entrant_id>\", …}`"})
 
 
 class MoveRequestSchema(ma.Schema):

@@ -78,7 +78,8 @@ class Meta:
     ``bot`` (:mod:`service.domain.seats`); ``bots``: the bot's name per seat (None
     for the others); ``seat_hashes`` is ``""`` for a seat without a token.
     Metas stored before seats had kinds load as all ``token``, no bots, no
-    clock, not public, no invite.
+    clock, not public, no invite.  A ladder match (:mod:`service.domain.ladders`)
+    names its ``ladder``, the entrant per seat and the entrants' token hashes.
     """
 
     match_id: str
@@ -94,6 +95,9 @@ class Meta:
     clock_ms: int | None = None
     public: bool = False
     invite_hash: str | None = None
+    ladder: str | None = None
+    entrants: list[str] = field(default_factory=list)
+    entrant_hashes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.kinds:
@@ -120,14 +124,18 @@ class Meta:
             "options": self.options, "admin": self.admin_hash,
             "seats": self.seat_hashes, "created": self.created,
             "kinds": self.kinds, "bots": self.bots, "clock_ms": self.clock_ms,
-            "public": self.public, "invite": self.invite_hash})
+            "public": self.public, "invite": self.invite_hash,
+            **({"ladder": self.ladder, "entrants": self.entrants, "entrant_hashes": self.entrant_hashes}
+               if self.ladder is not None else {})})
 
     @classmethod
     def from_json(cls, match_id: str, raw: bytes | str) -> Meta:
         d = orjson.loads(raw)
         return cls(match_id, d["game"], d["players"], d["seed"], d["options"],
                    d["admin"], d["seats"], d["created"], d.get("kinds") or [], d.get("bots") or [],
-                   d.get("clock_ms"), bool(d.get("public", False)), d.get("invite"))
+                   d.get("clock_ms"), bool(d.get("public", False)), d.get("invite"),
+                   ladder=d.get("ladder"), entrants=d.get("entrants") or [],
+                   entrant_hashes=d.get("entrant_hashes") or [])
 
 
 @dataclass(frozen=True)
