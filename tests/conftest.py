@@ -94,7 +94,7 @@ def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[servers.
 #: API test modules that run on the Redis Cluster too: create, views, moves
 #: (racing, idempotent retries, idempotency_key_reused), events, record,
 #: delete, every game, compaction and lost keys of a match.
-CLUSTER_MODULES = {"test_api_all_games", "test_api_clock", "test_api_moves", "test_api_events", "test_api_record",
+CLUSTER_MODULES = {"test_api_all_games", "test_api_clock", "test_api_ladders", "test_api_moves", "test_api_events", "test_api_record",
                    "test_api_views", "test_compaction", "test_store_faults"}
 
 

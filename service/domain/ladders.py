@@ -230,6 +230,11 @@ class Ladders:
             self.rate(meta, game, snap.state)
         return True
 
+    def forget(self, meta: Meta) -> None:
+        """A deleted ladder match is no longer pending (rated or not)."""
+        assert meta.ladder is not None
+        self.saved.drop(meta.ladder, meta.match_id)
+
     def finished(self, meta: Meta, game: Game, state: dict[str, Any]) -> None:
         """The finishing move's part: rate the match now; a store failure
         leaves it pending (:meth:`settle` rates it)."""

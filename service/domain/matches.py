@@ -259,6 +259,8 @@ class Lodge(Access):
             self.ladders.settle_match(match_id)
         if not self.store.delete(match_id):
             raise not_found(match_id)
+        if meta.ladder is not None:  # an unfinished one changes nothing
+            self.ladders.forget(meta)
         lobby.forget(self.store, meta)
 
 
