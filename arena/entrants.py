@@ -46,10 +46,14 @@ class Entrant:
         """The bot kind the server plays for this entrant (``server:KIND``), else None."""
         return self.kind[len(SERVER):] if self.kind.startswith(SERVER) else None
 
-    def player(self) -> str | dict[str, str]:
-        """This entrant in a create request's ``players``."""
+    def player(self, entrant_id: str | None = None) -> str | dict[str, str]:
+        """This entrant in a create request's ``players``; in a ladder match,
+        as its ladder entrant ``entrant_id``."""
         bot = self.server_bot
-        return self.name if bot is None else {"name": self.name, "bot": bot}
+        seat = {"name": self.name} if entrant_id is None else {"entrant": entrant_id}
+        if bot is not None:
+            seat["bot"] = bot
+        return self.name if seat == {"name": self.name} else seat
 
     @classmethod
     def parse(cls, spec: str) -> Entrant:
