@@ -212,17 +212,18 @@ class Ladders:
         """Rate the ladder's finished pending matches; drop those gone."""
         now = int(time.time() * 1000)
         for match_id, created in self.saved.pending(ladder_id):
-            if not self.settle_match(match_id) and now - created > GONE_AFTER_MS:
+            if not self.settle_match(ladder_id, match_id) and now - created > GONE_AFTER_MS:
                 self.saved.drop(ladder_id, match_id)
 
-    def settle_match(self, match_id: str) -> bool:
-        """Rate a ladder match if it is finished; False when it is gone."""
+    def settle_match(self, ladder_id: str, match_id: str) -> bool:
+        """Rate a match of the ladder if it is finished; False when there is
+        no such match of this ladder (gone, or its create never happened)."""
         try:
             loaded = self.access.store.load(match_id)
         except DamagedMatch as exc:  # cannot finish any more; its admin may delete it
             log.error("ladder match: %s", exc)
             return True
-        if loaded is None:
+        if loaded is None or loaded[0].ladder != ladder_id:
             return False
         meta, snap = loaded
         game = self.access.game(meta.game)

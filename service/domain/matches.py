@@ -256,7 +256,7 @@ class Lodge(Access):
         meta = self.meta(match_id)
         auth.require_admin(self.identify(meta, authorization), "deleting a match")
         if meta.ladder is not None:  # a finished match is rated before it goes
-            self.ladders.settle_match(match_id)
+            self.ladders.settle_match(meta.ladder, match_id)
         if not self.store.delete(match_id):
             raise not_found(match_id)
         if meta.ladder is not None:  # an unfinished one changes nothing
