@@ -5,7 +5,8 @@ twice at once, when the process that made the finishing move is killed
 before rating it, and when the match is deleted.
 
 Runs on the embedded store, a real Redis and the Redis Cluster (ladder keys
-have their own hash tag: nothing here may be cross-slot).  Expected ratings
+have their own hash tag: nothing here may be cross-slot); one test races the
+two workers of the live gunicorn.  Expected ratings
 are computed here with openskill itself, from the places the result gives.
 """
 from __future__ import annotations
@@ -412,3 +413,38 @@ def test_a_worker_killed_at_the_finishing_move_still_gets_the_match_rated(api, s
     assert_rated_once_after_w1(board(api, ladder))  # the next read rates it
     assert store.zcard(k.pending) == 0
     assert_rated_once_after_w1(board(api, ladder))
+
+
+def test_instances_racing_to_rate_a_killed_workers_match_rate_it_once(live_server: str, redis_server: str):
+    """The finishing move's process dies before rating; then gunicorn's two
+    workers get eight leaderboard reads at once, each settling the pending
+    match: every answer shows it rated exactly once."""
+    from tests.conftest import requests_api
+
+    live = requests_api(live_server)
+    ladder = new_ladder(live)
+    ana, bo = add(live, ladder, "ana"), add(live, ladder, "bo")
+    match = create_w1(live, ladder, [ana, bo])
+    play_w1(live, match, [ana, bo], upto=len(W1_MOVES) - 1)
+    seat, move = W1_MOVES[-1]
+    live_db = redis_server.rsplit("/", 1)[0] + "/1"  # the live server's database (tests/conftest.py)
+    done = subprocess.run([sys.executable, "-c", KILLED, "redis", live_db, match["match_id"],
+                           [ana, bo][seat]["token"], json.dumps(move)], cwd=ROOT, capture_output=True, timeout=60)
+    assert done.returncode == 9, done.stderr.decode()[-2000:]
+    start = threading.Barrier(8)
+    boards: list[dict[str, Any]] = []
+
+    def read() -> None:
+        reader = requests_api(live_server)
+        start.wait()
+        boards.append(board(reader, ladder))
+
+    threads = [threading.Thread(target=read) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(boards) == 8
+    for seen in boards:
+        assert_rated_once_after_w1(seen)
+    assert_rated_once_after_w1(board(live, ladder))
