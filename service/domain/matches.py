@@ -48,14 +48,14 @@ class Lodge(Access):
     history: History = field(default_factory=History)
 
     @functools.cached_property
-    def moves(self) -> MovePipeline:
-        """Every move into a match: a client's, a bot's, a clock's."""
-        return MovePipeline(self)
-
-    @functools.cached_property
     def ladders(self) -> Ladders:
         """Rating ladders, their entrants and leaderboards."""
         return Ladders(self)
+
+    @functools.cached_property
+    def moves(self) -> MovePipeline:
+        """Every move into a match: a client's, a bot's, a clock's."""
+        return MovePipeline(self)
 
     def catalogue(self) -> list[dict[str, Any]]:
         """Every game's catalogue entry, in registry order."""
