@@ -61,12 +61,16 @@ class Entrant:
         """Whether the server makes this entrant's moves (a bot or webhook seat)."""
         return self.server_bot is not None or self.kind == WEBHOOK
 
-    def player(self) -> str | dict[str, Any]:
-        """This entrant in a create request's ``players``."""
+    def player(self, entrant_id: str | None = None) -> str | dict[str, Any]:
+        """This entrant in a create request's ``players``; in a ladder match,
+        as its ladder entrant ``entrant_id``."""
+        seat: dict[str, Any] = {"name": self.name} if entrant_id is None else {"entrant": entrant_id}
         if self.kind == WEBHOOK:
-            return {"name": self.name, "webhook": {"url": self.command, "secret": self.secret}}
+            return {**seat, "webhook": {"url": self.command, "secret": self.secret}}
         bot = self.server_bot
-        return self.name if bot is None else {"name": self.name, "bot": bot}
+        if bot is not None:
+            seat["bot"] = bot
+        return self.name if seat == {"name": self.name} else seat
 
     @classmethod
     def parse(cls, spec: str) -> Entrant:

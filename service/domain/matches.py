@@ -16,7 +16,7 @@ import functools
 import re
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -27,6 +27,7 @@ from service.domain import auth, lobby, seats
 from service.domain.access import Access, not_found, store_faults, unavailable
 from service.domain.clock import first_bank
 from service.domain.history import History, stamp
+from service.domain.ladders import Ladders
 from service.domain.moves import MovePipeline
 from service.domain.views import REFEREE, clock_settings, delay_for, held_back, legal_for, redact, view_of
 from service.domain.webhooks import Webhooks
@@ -48,6 +49,11 @@ class Lodge(Access):
     webhooks: Webhooks = field(default_factory=Webhooks)
 
     @functools.cached_property
+    def ladders(self) -> Ladders:
+        """Rating ladders, their entrants and leaderboards."""
+        return Ladders(self)
+
+    @functools.cached_property
     def moves(self) -> MovePipeline:
         """Every move into a match: a client's, a bot's, a clock's, a webhook's."""
         return MovePipeline(self, self.webhooks)
@@ -55,11 +61,13 @@ class Lodge(Access):
     # --- create ------------------------------------------------------------
     def create(self, game_id: str, players: Any, seed: Any, options: Any, *,
                public: Any = None, clock: Any = None, spectators: Any = None,
-               referee: Any = None) -> dict[str, Any]:
+               referee: Any = None, ladder: Any = None) -> dict[str, Any]:
         """Set up a match; the 201 body (tokens, the invite when a seat is
         open, the referee's token when asked for)."""
         game = self.game(game_id)
-        seating = seats.seating(game, players, self.webhooks.policy)
+        with self.store.budget():
+            ranked = self.ladders.seating(game, ladder, players)
+        seating = seats.seating(game, players if ranked is None else ranked.players, self.webhooks.policy)
         clock_ms, listed = seats.clock_ms(clock), seats.public(public)
         bank_ms, delay, refereed = seats.bank_ms(clock), seats.spectator_delay(spectators), seats.referee(referee)
         if seed is None:
@@ -80,6 +88,10 @@ class Lodge(Access):
                         None if invite is None else seats.invite_hash(invite), seating.hooks,
                         self.webhooks.timeout_ms if seats.WEBHOOK in seating.kinds else None, bank_ms, delay,
                         None if judge is None else auth.token_hash(judge))
+            if ranked is not None:
+                meta = replace(meta, ladder=ranked.ladder_id, entrants=ranked.entrants,
+                               entrant_hashes=ranked.hashes)
+                self.ladders.enter(ranked, match_id)
             if lobby.listed(meta):
                 lobby.add(self.store, meta)
             if self.store.create(meta, state, stamp(events, 0)):
@@ -310,8 +322,12 @@ class Lodge(Access):
         """Remove the match (admin token)."""
         meta = self.meta(match_id)
         auth.require_admin(self.identify(meta, authorization), "deleting a match")
+        if meta.ladder is not None:  # a finished match is rated before it goes
+            self.ladders.settle_match(meta.ladder, match_id)
         if not self.store.delete(match_id):
             raise not_found(match_id)
+        if meta.ladder is not None:  # an unfinished one changes nothing
+            self.ladders.forget(meta)
         lobby.forget(self.store, meta)
 
 

@@ -43,6 +43,7 @@ from engine.core import (
 from service.domain import auth, clock, lobby, seats, webhooks
 from service.domain.access import Access, not_found, store_faults
 from service.domain.history import replay, stamp
+from service.domain.ladders import Ladders
 from service.domain.views import legal_for, redact, view_of
 from service.domain.webhooks import TIMEOUT, Decision, Webhooks
 from service.http.errors import ApiError, clip_echoes
@@ -116,6 +117,11 @@ class MovePipeline:
     @property
     def store(self) -> Store:
         return self.access.store
+
+    @functools.cached_property
+    def ladders(self) -> Ladders:
+        """Where a finished ladder match is rated."""
+        return Ladders(self.access)
 
     @functools.cached_property
     def schedule(self) -> clock.Schedule:
@@ -347,6 +353,8 @@ class MovePipeline:
             metrics.MOVES.labels(game.id).inc(len(moves.steps))
             if game.status(final.state) == FINISHED:
                 self._compact(match_id, final.version, final.state)
+                if meta.ladder is not None:
+                    self.ladders.finished(meta, game, final.state)
         return result
 
     def _compact(self, match_id: str, version: int, state: dict[str, Any]) -> None:

@@ -39,11 +39,14 @@ def held_back(delay: int, version: int, events: list[dict[str, Any]]) -> tuple[i
 
 
 def view_of(game: Game, meta: Meta, snap: Snapshot, viewer: Viewer) -> dict[str, Any]:
-    """The engine's view for ``viewer`` plus the service's fields (1.2:
-    ``bank`` beside ``deadline`` when the match has time banks)."""
+    """The engine's view for ``viewer`` plus the service's fields:
+    ``deadline`` (empty without a clock, also while a webhook seat's call
+    runs against its own deadline) and, 1.2, ``bank`` beside it when the
+    match has time banks."""
     view = game.view(snap.state, engine_viewer(viewer))
     body = {"match_id": meta.match_id, "game": meta.game, "version": snap.version,
-            "status": view["status"], "viewer": viewer.to_json(), **view, "deadline": dict(snap.deadline)}
+            "status": view["status"], "viewer": viewer.to_json(), **view,
+            "deadline": {} if meta.clock_ms is None else dict(snap.deadline)}
     if meta.bank_ms:
         body["bank"] = dict(snap.bank)
     return body

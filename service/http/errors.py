@@ -35,6 +35,7 @@ CODES: dict[str, tuple[int, str]] = {
     "forbidden": (403, "Forbidden"),
     "match_not_found": (404, "Match not found"),
     "game_not_found": (404, "Game not found"),
+    "ladder_not_found": (404, "Ladder not found"),
     "not_found": (404, "Not found"),
     "method_not_allowed": (405, "Method not allowed"),
     "version_conflict": (409, "Version conflict"),

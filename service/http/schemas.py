@@ -52,6 +52,11 @@ PLAYER_OBJECT: dict[str, Any] = {
                        "properties": {"url": {"type": "string", "format": "uri"},
                                       "secret": {"type": "string", "minLength": SECRET_MIN,
                                                  "maxLength": SECRET_MAX}}}}}
+#: A seat of a ladder match (1.2): an entrant instead of a name (the name is the entrant's).
+LADDER_PLAYER: dict[str, Any] = {
+    **PLAYER_OBJECT, "required": ["entrant"],
+    "properties": {"entrant": {"type": "string", "description": "an entrant_id of the match's ladder"},
+                   **{k: v for k, v in PLAYER_OBJECT["properties"].items() if k not in ("name", "open")}}}
 
 
 class CreateMatchSchema(ma.Schema):
@@ -67,7 +72,7 @@ class CreateMatchSchema(ma.Schema):
                        "mixed freely; or a player count",
         "oneOf": [{"type": "array", "minItems": 2,
                    "items": {"oneOf": [{"type": "string", "minLength": 1, "maxLength": MAX_NAME},
-                                       PLAYER_OBJECT]}},
+                                       PLAYER_OBJECT, LADDER_PLAYER]}},
                   {"type": "integer", "minimum": 2}],
         "example": ["ana", {"name": "bo", "open": True}, {"name": "Bobo", "bot": "heuristic"}]})
     seed = fields.Raw(allow_none=True, metadata={
@@ -98,6 +103,11 @@ class CreateMatchSchema(ma.Schema):
         "type": "boolean", "nullable": True,
         "description": "1.2: add a `referee_token` to the response: it reads every hidden card, with the "
                        "spectators' delay, and may not act, delete or claim"})
+    ladder = fields.Raw(allow_none=True, metadata={
+        "type": "object", "nullable": True, "additionalProperties": False, "required": ["id", "token"],
+        "properties": {"id": {"type": "string"}, "token": {"type": "string"}},
+        "description": "1.2: the match joins this ladder (`token`: the ladder's admin token); every element of "
+                       "`players` is then `{\"entrant\": \"<entrant_id>\", …}`"})
 
 
 class MoveRequestSchema(ma.Schema):

@@ -89,7 +89,8 @@ class Meta:
     ``bot`` (:mod:`service.domain.seats`); ``bots``: the bot's name per seat (None
     for the others); ``seat_hashes`` is ``""`` for a seat without a token.
     Metas stored before seats had kinds load as all ``token``, no bots, no
-    clock, not public, no invite.
+    clock, not public, no invite.  A ladder match (:mod:`service.domain.ladders`)
+    names its ``ladder``, the entrant per seat and the entrants' token hashes.
     """
 
     match_id: str
@@ -112,6 +113,9 @@ class Meta:
     bank_ms: int = 0
     delay: int = 0
     referee_hash: str | None = None
+    ladder: str | None = None
+    entrants: list[str] = field(default_factory=list)
+    entrant_hashes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.kinds:
@@ -144,7 +148,9 @@ class Meta:
             "webhook_ms": self.webhook_ms,
             **({"bank_ms": self.bank_ms} if self.bank_ms else {}),
             **({"delay": self.delay} if self.delay else {}),
-            **({"referee": self.referee_hash} if self.referee_hash is not None else {})})
+            **({"referee": self.referee_hash} if self.referee_hash is not None else {}),
+            **({"ladder": self.ladder, "entrants": self.entrants, "entrant_hashes": self.entrant_hashes}
+               if self.ladder is not None else {})})
 
     @classmethod
     def from_json(cls, match_id: str, raw: bytes | str) -> Meta:
@@ -152,7 +158,9 @@ class Meta:
         return cls(match_id, d["game"], d["players"], d["seed"], d["options"],
                    d["admin"], d["seats"], d["created"], d.get("kinds") or [], d.get("bots") or [],
                    d.get("clock_ms"), bool(d.get("public", False)), d.get("invite"), d.get("hooks") or [],
-                   d.get("webhook_ms"), d.get("bank_ms", 0), d.get("delay", 0), d.get("referee"))
+                   d.get("webhook_ms"), d.get("bank_ms", 0), d.get("delay", 0), d.get("referee"),
+                   ladder=d.get("ladder"), entrants=d.get("entrants") or [],
+                   entrant_hashes=d.get("entrant_hashes") or [])
 
 
 @dataclass(frozen=True)

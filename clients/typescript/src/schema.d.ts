@@ -299,6 +299,290 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ladders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a rating ladder of one game
+         * @description Returns its `admin_token` (keep it: it is stored hashed), which
+         *     registers entrants and puts matches in the ladder.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateLadder"];
+                };
+            };
+            responses: {
+                /** @description Created: the ladder's admin token */
+                201: {
+                    headers: {
+                        /** @description URL of the leaderboard */
+                        Location?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CreatedLadder"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_request` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `game_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `payload_too_large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `rate_limited` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ladders/{ladder_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ladder_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The leaderboard
+         * @description Every finished ladder match is rated in it exactly once.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    ladder_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The leaderboard, best rating (μ − 3σ) first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Leaderboard"];
+                    };
+                };
+                /** @description Problem details; `code`: `ladder_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `rate_limited` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ladders/{ladder_id}/entrants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ladder_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register an entrant (the ladder's admin token)
+         * @description Names are unique per ladder (else 422 `invalid_options`).  The
+         *     entrant's `token` acts for its seat in the ladder's matches.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    ladder_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateEntrant"];
+                };
+            };
+            responses: {
+                /** @description Registered: the entrant's id and token */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CreatedEntrant"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_request` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `unauthenticated` */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `forbidden` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `ladder_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `payload_too_large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_options` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `rate_limited` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/matches": {
         parameters: {
             query?: never;
@@ -418,7 +702,16 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem details; `code`: `game_not_found` */
+                /** @description Problem details; `code`: `forbidden` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `game_not_found`, `ladder_not_found` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2542,6 +2835,22 @@ export interface components {
             /** @description bearer token of the claimed seat */
             token: string;
         };
+        CreateEntrant: {
+            /**
+             * @description unique in the ladder (else 422 invalid_options); the display name of its seats
+             * @example snake-v2
+             */
+            name: string;
+        };
+        CreateLadder: {
+            /**
+             * @description game id
+             * @example biberbande
+             */
+            game: string;
+            /** @example weekly */
+            name: string;
+        };
         CreateMatch: {
             /**
              * @description a deadline on every decision (milliseconds per move); part of the record
@@ -2562,6 +2871,11 @@ export interface components {
              * @example biberbande
              */
             game: string;
+            /** @description 1.2: the match joins this ladder (`token`: the ladder's admin token); every element of `players` is then `{"entrant": "<entrant_id>", …}` */
+            ladder?: {
+                id: string;
+                token: string;
+            } | null;
             /**
              * @description game-specific options (see the catalogue); unknown ones: 422
              * @example {
@@ -2600,6 +2914,20 @@ export interface components {
                     /** Format: uri */
                     url: string;
                 };
+            } | {
+                /**
+                 * @description the server plays this seat (not together with `open`)
+                 * @enum {string}
+                 */
+                bot?: "random" | "heuristic";
+                /** @description an entrant_id of the match's ladder */
+                entrant: string;
+                /** @description 1.2: an HTTP service plays this seat: the server POSTs each decision to `url` (a host `WEBHOOK_HOSTS` allows), signed with `secret` (stored, never shown again) */
+                webhook?: {
+                    secret: string;
+                    /** Format: uri */
+                    url: string;
+                };
             })[] | number;
             /** @description list the match in the lobby while a seat is open, and let anyone claim its open seats (default false) */
             public?: boolean | null;
@@ -2620,6 +2948,20 @@ export interface components {
                 /** @default 0 */
                 delay: number;
             } | null;
+        };
+        CreatedEntrant: {
+            /** @description names the entrant in `players` */
+            entrant_id: string;
+            name: string;
+            /** @description acts for the seat the entrant holds in any of the ladder's matches, like that seat's token; given only here (stored hashed) */
+            token: string;
+        };
+        CreatedLadder: {
+            /** @description registers entrants and seats ladder matches; given only here (stored hashed) */
+            admin_token: string;
+            game: string;
+            ladder_id: string;
+            name: string;
         };
         CreatedMatch: {
             admin_token: string;
@@ -2659,6 +3001,15 @@ export interface components {
         };
         Games: {
             games: components["schemas"]["Game"][];
+        };
+        Leaderboard: {
+            /** @description best rating first */
+            entrants: components["schemas"]["Standing"][];
+            game: string;
+            ladder_id: string;
+            /** @description finished ladder matches (each rated once) */
+            matches: number;
+            name: string;
         };
         LegalMoves: {
             /** @description every legal move, stable order; may carry a `label` */
@@ -3233,6 +3584,22 @@ export interface components {
         };
         Seats: {
             seats: components["schemas"]["Seat"][];
+        };
+        Standing: {
+            entrant_id: string;
+            /** @description finished ladder matches played */
+            matches: number;
+            /** @description openskill Plackett–Luce μ (25 at the start) */
+            mu: number;
+            name: string;
+            /** @description 1 + the number of entrants with a strictly higher rating */
+            rank: number;
+            /** @description μ − 3σ: the leaderboard's order */
+            rating: number;
+            /** @description σ (25/3 at the start) */
+            sigma: number;
+            /** @description of them, those finished in first place (shared or not) */
+            wins: number;
         };
         Status: {
             /** @example ok */
