@@ -15,7 +15,7 @@ from service.domain.stream import hide_query_token
 from service.http import bodies, cors, docs_ui, errors, openapi_games, play
 from service.http.api import Api
 from service.http.context import EXTENSION
-from service.http.routes import games, hot, matches, ops, seats, stream
+from service.http.routes import games, hot, matches, ops, seats, stream, worlds
 from service.http.smorest_compat import SyncFlask, url_rule
 from service.ops import limits, metrics
 from service.ops.config import Settings
@@ -76,7 +76,7 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     app.extensions[EXTENSION] = Lodge(store, registry, notifier)
     app.wsgi_app = hide_query_token(app.wsgi_app)  # type: ignore[method-assign,assignment]
     api = Api(app)
-    for blueprint in (games.blp, matches.blp, seats.blp, stream.blp, ops.blp):
+    for blueprint in (games.blp, matches.blp, seats.blp, stream.blp, ops.blp, worlds.blp):
         api.register_blueprint(blueprint)
     _document_doc_routes(api)
     openapi_games.check_boards(list(registry))

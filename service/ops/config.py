@@ -100,6 +100,9 @@ class Settings:
     sentinel_master: str = "lodge"
     wait_replicas: int = 0
     wait_timeout_ms: int = 1000
+    #: ``WORLD_SECRET``: the key that signs worlds (api.md "Worlds and simulation"), the same on
+    #: every instance; empty: one is made and kept in the store (service/domain/world_token.py).
+    world_secret: str = field(default="", repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -132,6 +135,7 @@ class Settings:
             sentinel_master=env.get("REDIS_SENTINEL_MASTER") or cls.sentinel_master,
             wait_replicas=_int(env, "REDIS_WAIT_REPLICAS", 0 if mode == "single" else 1),
             wait_timeout_ms=_int(env, "REDIS_WAIT_TIMEOUT", cls.wait_timeout_ms),
+            world_secret=env.get("WORLD_SECRET", ""),
         )
 
 
