@@ -41,8 +41,8 @@ WORLD_TTL = 24 * 3600
 #: Seconds an issue time may lie ahead of this instance's clock (other instances' clocks).
 CLOCK_SKEW = 300
 #: The longest world string accepted (characters); the payload may inflate to at most MAX_STATE bytes.
-MAX_WORLD = 48 * 1024
-MAX_STATE = 1024 * 1024
+MAX_WORLD = 16 * 1024
+MAX_STATE = 256 * 1024
 _SHAPE = re.compile(rf"{FORMAT}\.([A-Za-z0-9_-]{{1,{MAX_WORLD}}})\.([A-Za-z0-9_-]{{43}})")
 
 
