@@ -174,6 +174,11 @@ def test_simulate_resign_and_resigned_seat_fallbacks(api: Api) -> None:
     kinds = [e["type"] for e in sim.json["events"]]
     assert kinds[0] == "resigned" and len(kinds) > 1, "the resigned seat's fallback is played at once"
     assert first not in sim.json["to_act"]
+    out = _simulate(api, "biberbande", {"world": sim.json["world"], "playout": "random", "seed": 3})
+    assert out.status == 200 and out.json["status"] == "finished", out
+    assert out.json["result"]["ranking"][-1] == [first], "a resigned seat ranks last"
+    assert any(e["seat"] == first for e in out.json["events"] if e["type"] != "match_ended"), \
+        "the resigned seat's fallbacks are played during the playout"
 
 
 def test_simulate_playout_is_seeded_and_redacted(api: Api) -> None:

@@ -102,7 +102,7 @@ class WorldSigner:
         """The signed string of ``world``, issued now."""
         payload = orjson.dumps({"g": world.game, "m": world.match_id, "p": world.players, "v": world.version,
                                 "s": world.state, "t": int(time.time())})
-        body = f"{FORMAT}.{_b64(zlib.compress(payload, 6))}"
+        body = f"{FORMAT}.{_b64(zlib.compress(payload, 1))}"
         key = self._secret(make=True)
         assert key is not None
         return f"{body}.{_b64(hmac.new(key, body.encode(), hashlib.sha256).digest())}"

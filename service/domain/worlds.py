@@ -21,7 +21,16 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from engine.core import ADMIN_VIEWER, FINISHED, SEED_MAX, Game, InvalidOptions, Viewer, seat_viewer
+from engine.core import (
+    ADMIN_VIEWER,
+    FINISHED,
+    SEED_MAX,
+    Game,
+    InvalidOptions,
+    Viewer,
+    resigned_seats,
+    seat_viewer,
+)
 from service.domain import auth, seats
 from service.domain.history import stamp
 from service.domain.matches import Lodge
@@ -163,17 +172,19 @@ def _random_playout(game: Game, meta: Meta, snap: Snapshot, seed: int | None,
                     budget: int) -> tuple[Snapshot, list[dict[str, Any]]]:
     """Uniformly random legal moves for the first seat to act, from a
     generator seeded by ``seed`` alone, until the world is finished or
-    ``budget`` moves are played."""
+    ``budget`` moves are played.  A move drawn from the seat's legal moves is
+    applied as listed (:meth:`Game.apply`: checking it again would find it);
+    the server's moves are looked for only once a seat has resigned (a
+    playout never resigns, so that is known at its start)."""
     rng = random.Random(f"simulate:{secrets.randbelow(SEED_MAX + 1) if seed is None else seed}")
     state, version, events = snap.state, snap.version, []
+    owing = bool(resigned_seats(state))
     while game.status(state) != FINISHED and version - snap.version < budget:
         seat = game.to_act(state)[0]
-        state, played = game.play(state, seat, rng.choice(game.legal_moves(state, seat)))
+        state, played = game.apply(state, seat, rng.choice(game.legal_moves(state, seat)))
         version += 1
-        if owed_seat(game, meta, state) is None:
-            events += stamp(played, version)
-        else:
-            after, events_after = _server_after(game, meta, Snapshot(version, state), stamp(played, version))
+        events += stamp(played, version)
+        if owing:
+            after, events = _server_after(game, meta, Snapshot(version, state), events)
             state, version = after.state, after.version
-            events += events_after
     return Snapshot(version, state), events
