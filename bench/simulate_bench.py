@@ -25,7 +25,7 @@ from engine.core import FINISHED, Game
 
 PLAYERS = 4
 #: Playouts per game through HTTP, and in-process moves per game.
-PLAYOUTS = 150
+PLAYOUTS = 400
 ENGINE_MOVES = 20_000
 
 
