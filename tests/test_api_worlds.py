@@ -365,3 +365,11 @@ def test_a_client_from_the_contract(api: Api) -> None:
         r = api.post(f"/v1/matches/{created['match_id']}/moves", {"move": move}, token=token)
         assert r.status == 200, r
         played += 1
+
+
+def test_worlds_of_a_damaged_match_are_503(store: Any, api: Api) -> None:
+    """A match whose events were lost in the store is a 503 that says so, never a 500."""
+    m = _play_some(api, "biberbande", 3)
+    store.delete(f"lodge:{{{m.id}}}:events")
+    body = assert_problem(_worlds(api, m, 0), 503, "store_unavailable")
+    assert "lost" in body["detail"]

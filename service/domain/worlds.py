@@ -32,6 +32,7 @@ from engine.core import (
     seat_viewer,
 )
 from service.domain import auth, seats
+from service.domain.access import not_found, store_faults
 from service.domain.history import stamp
 from service.domain.matches import Lodge
 from service.domain.moves import _try_move as try_move
@@ -39,7 +40,7 @@ from service.domain.moves import owed_seat, server_moves
 from service.domain.views import legal_for, redact, view_of
 from service.domain.world_token import World, WorldSigner
 from service.http.errors import ApiError, clip_echoes
-from service.store.store import Meta, Snapshot
+from service.store.store import Meta, Snapshot, Store
 
 #: Worlds one ``GET …/worlds`` may ask for.
 MAX_WORLDS = 64
@@ -55,25 +56,29 @@ class Planner:
 
     lodge: Lodge
 
+    @property
+    def store(self) -> Store:
+        return self.lodge.store
+
     @functools.cached_property
     def signer(self) -> WorldSigner:
         return WorldSigner(self.lodge.store, self.lodge.store.world_secret)
 
     # --- GET /v1/matches/{id}/worlds -------------------------------------
+    @store_faults
     def match_worlds(self, match_id: str, authorization: str | None, seat: int | None,
                      n: int, seed: int | None) -> dict[str, Any]:
         """``n`` worlds of the match for the caller's seat at the current
         version, from sample seeds derived from ``seed`` alone."""
-        with self.lodge.store.budget():
-            meta, snap = self.lodge.load(match_id)
-            viewer = self.lodge.identify(meta, authorization)
-            seat = auth.acting_seat(viewer, seat, len(meta.players), "sampling worlds")
-            game = self.lodge.game(meta.game)
-            if game.status(snap.state) == FINISHED:
-                raise ApiError("match_finished", "the match is finished; it has no worlds to sample")
-            found = self.lodge.events_after(match_id, meta, game, -1)
+        meta, snap = self.lodge.load(match_id)
+        viewer = self.lodge.identify(meta, authorization)
+        seat = auth.acting_seat(viewer, seat, len(meta.players), "sampling worlds")
+        game = self.lodge.game(meta.game)
+        if game.status(snap.state) == FINISHED:
+            raise ApiError("match_finished", "the match is finished; it has no worlds to sample")
+        found = self.lodge.events_after(match_id, meta, game, -1)
         if found is None:
-            raise ApiError("match_not_found", f"there is no match {match_id[:64]!r}")
+            raise not_found(match_id)
         base = secrets.randbelow(SEED_MAX + 1) if seed is None else seed
         worlds = []
         for i in range(n):
