@@ -373,3 +373,14 @@ def test_worlds_of_a_damaged_match_are_503(store: Any, api: Api) -> None:
     store.delete(f"lodge:{{{m.id}}}:events")
     body = assert_problem(_worlds(api, m, 0), 503, "store_unavailable")
     assert "lost" in body["detail"]
+
+
+def test_worlds_across_workers(live_api: Api) -> None:
+    """Under gunicorn (2 workers, real Redis, no WORLD_SECRET): a world one
+    worker issued is accepted by whichever worker answers the next calls."""
+    world = live_api.post("/v1/games/mein-lieber-biber/worlds", {"players": 3, "seed": 6}).json["world"]
+    for seed in range(12):
+        r = _simulate(live_api, "mein-lieber-biber", {"world": world, "playout": "random", "seed": seed})
+        assert r.status == 200 and r.json["status"] == "finished", r
+        world_after = r.json["world"]
+        assert _simulate(live_api, "mein-lieber-biber", {"world": world_after}).status == 200
