@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 import time
 import zlib
 from typing import Any
@@ -29,6 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import REGISTRY
+from engine.core import ADMIN_VIEWER, FINISHED, resigned_seats
 from service.app import create_app
 from service.domain import world_token
 from service.ops.config import Settings
@@ -384,3 +386,21 @@ def test_worlds_across_workers(live_api: Api) -> None:
         assert r.status == 200 and r.json["status"] == "finished", r
         world_after = r.json["world"]
         assert _simulate(live_api, "mein-lieber-biber", {"world": world_after}).status == 200
+
+
+def test_playout_plays_a_resigned_seats_fallback(api: Api) -> None:
+    """In a playout, a resigned seat to act plays its fallback (as the server
+    does in a match), every other seat a random legal move: the final state
+    equals that replayed in-process with the same generator."""
+    game = next(g for g in REGISTRY if g.id == "biberbande")
+    world = api.post("/v1/games/biberbande/worlds", {"players": 3, "seed": 2}).json["world"]
+    resigned = _simulate(api, "biberbande", {"world": world, "moves": [{"seat": 1, "move": {"type": "resign"}}]})
+    out = _simulate(api, "biberbande", {"world": resigned.json["world"], "playout": "random", "seed": 5}).json
+    payload = json.loads(zlib.decompress(base64.urlsafe_b64decode(resigned.json["world"].split(".")[1] + "==")))
+    state, rng = payload["s"], random.Random("simulate:5")
+    while game.status(state) != FINISHED:
+        seat = game.to_act(state)[0]
+        gone = seat in resigned_seats(state)
+        move = game.fallback(state, seat) if gone else rng.choice(game.legal_moves(state, seat))
+        state, _ = game.play(state, seat, move)
+    assert out["state"]["players"] == game.view(state, ADMIN_VIEWER)["players"]

@@ -188,8 +188,10 @@ def _random_playout(game: Game, meta: Meta, snap: Snapshot, seed: int | None,
         seat = game.to_act(state)[0]
         state, played = game.apply(state, seat, rng.choice(game.legal_moves(state, seat)))
         version += 1
-        events += stamp(played, version)
         if owing:
-            after, events = _server_after(game, meta, Snapshot(version, state), events)
+            after, played = _server_after(game, meta, Snapshot(version, state), stamp(played, version))
             state, version = after.state, after.version
+            events += played
+        else:
+            events += stamp(played, version)
     return Snapshot(version, state), events
