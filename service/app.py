@@ -16,7 +16,7 @@ from service.domain.webhooks import Webhooks
 from service.http import bodies, cors, docs_ui, errors, openapi_games, play
 from service.http.api import Api
 from service.http.context import EXTENSION
-from service.http.routes import games, hot, ladders, matches, ops, seats, stream
+from service.http.routes import games, hot, ladders, matches, ops, seats, stream, worlds
 from service.http.smorest_compat import SyncFlask, url_rule
 from service.ops import limits, metrics
 from service.ops.config import Settings
@@ -80,7 +80,7 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     app.extensions[EXTENSION] = Lodge(store, registry, notifier, webhooks=hooks)
     app.wsgi_app = hide_query_token(app.wsgi_app)  # type: ignore[method-assign,assignment]
     api = Api(app)
-    for blueprint in (games.blp, matches.blp, seats.blp, stream.blp, ladders.blp, ops.blp):
+    for blueprint in (games.blp, matches.blp, seats.blp, stream.blp, ladders.blp, worlds.blp, ops.blp):
         api.register_blueprint(blueprint)
     _document_doc_routes(api)
     openapi_games.check_boards(list(registry))

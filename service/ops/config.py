@@ -109,6 +109,9 @@ class Settings:
     webhook_hosts: str = ""
     webhook_timeout_ms: int = 2_000
     webhook_concurrency: int = 100
+    #: ``WORLD_SECRET``: the key that signs worlds (api.md "Worlds and simulation"), the same on
+    #: every instance; empty: one is made and kept in the store (service/domain/world_token.py).
+    world_secret: str = field(default="", repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -144,6 +147,7 @@ class Settings:
             webhook_hosts=_webhook_hosts(env.get("WEBHOOK_HOSTS", "")),
             webhook_timeout_ms=_int(env, "WEBHOOK_TIMEOUT_MS", cls.webhook_timeout_ms),
             webhook_concurrency=_int(env, "WEBHOOK_CONCURRENCY", cls.webhook_concurrency),
+            world_secret=env.get("WORLD_SECRET", ""),
         )
 
 

@@ -125,6 +125,12 @@ def lobby_key(game: str) -> str:
     return f"{PREFIX}:{{lobby:{game}}}:open"
 
 
+#: The world secret made by the first instance that signs a world when
+#: ``WORLD_SECRET`` is not set (:mod:`service.domain.world_token`): a string,
+#: written once with ``SET NX``, no TTL, shared by every instance on the store.
+WORLD_SECRET = f"{PREFIX}:{{worlds}}:secret"
+
+
 # --------------------------------------------------------------------------
 # Lua scripts.  Each is registered once per client (redis-py register_script,
 # EVALSHA with a transparent EVAL fallback) by :class:`service.store.store.Store`.

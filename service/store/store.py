@@ -299,6 +299,7 @@ class Store:
         self.finished_ttl = settings.finished_ttl
         self.budget_seconds = settings.redis_budget
         self.retry_after = settings.retry_after
+        self.world_secret = settings.world_secret
         self._create = client.register_script(lua.CREATE)
         self._apply = client.register_script(lua.APPLY)
         self._compact = client.register_script(lua.COMPACT)

@@ -299,6 +299,204 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/games/{game}/simulate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                game: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Play moves and a random playout on a world (no token; stores nothing) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    game: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Simulate"];
+                };
+            };
+            responses: {
+                /** @description The world after the moves and the playout */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Simulation"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_request` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `game_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `payload_too_large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_world`, `illegal_move` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `rate_limited` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/games/{game}/worlds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                game: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The world a new match would start in */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    game: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["NewWorld"];
+                };
+            };
+            responses: {
+                /** @description The version-0 world of that match (stored nowhere) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["World"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_request` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `game_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `payload_too_large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_options` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `rate_limited` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/ladders": {
         parameters: {
             query?: never;
@@ -1639,6 +1837,117 @@ export interface paths {
                 };
                 /** @description Problem details; `code`: `match_not_found` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/matches/{match_id}/worlds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        /** Sample worlds for a seat (seat token, or admin with `?seat=k`) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description the seat (required with the admin token; a seat token may only name its own) */
+                    seat?: number;
+                    /** @description how many worlds (1…64, default 1) */
+                    n?: number;
+                    /** @description sample seed: the same seed and the same knowledge give the same worlds (absent: random) */
+                    seed?: number;
+                };
+                header?: never;
+                path: {
+                    match_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Worlds of the match for the seat at the current version */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Worlds"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_request` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `unauthenticated` */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `forbidden` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `match_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `match_finished` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `rate_limited` */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3481,6 +3790,29 @@ export interface components {
             fields: string[];
             type: string;
         };
+        NewWorld: {
+            /** @description not for worlds: 422 invalid_options unless null */
+            clock?: unknown;
+            /** @description not for worlds: 422 invalid_options unless null */
+            ladder?: unknown;
+            /** @description as for create */
+            options?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description 2…max players: display names, or a player count (as for create; no open, bot or webhook seats: 422 invalid_options)
+             * @example [
+             *       "ana",
+             *       "bo"
+             *     ]
+             */
+            players: unknown[] | number;
+            /**
+             * @description as for create (absent: the server picks one)
+             * @example 42
+             */
+            seed?: number | null;
+        };
         Option: {
             /** @description string options: the allowed values */
             choices?: string[];
@@ -3512,6 +3844,14 @@ export interface components {
             total?: number;
             /** @description Total number of pages. */
             total_pages?: number;
+        };
+        PostedMove: {
+            /** @description one of the seat's legal moves */
+            move: {
+                [key: string]: unknown;
+            };
+            /** @description the seat the move is played for (as the admin acting for it) */
+            seat: number;
         };
         Problem: {
             code: string;
@@ -3584,6 +3924,40 @@ export interface components {
         };
         Seats: {
             seats: components["schemas"]["Seat"][];
+        };
+        Simulate: {
+            /** @description answer as this seat would see the world (null: as the admin) */
+            as?: number | null;
+            /** @description played in order (at most 256) */
+            moves?: components["schemas"]["PostedMove"][];
+            /**
+             * @description "random": then uniformly random legal moves until the world is finished (at most 10000 moves per call in all); null: none
+             * @enum {string|null}
+             */
+            playout?: "random" | null;
+            /** @description seeds the playout's generator, alone (absent: random) */
+            seed?: number | null;
+            /** @description a world string this server issued (at most 16384 characters) */
+            world: string;
+        };
+        Simulation: {
+            /** @description this call's events */
+            events: components["schemas"]["Event"][];
+            /** @description by seat: every seat to act (as the admin), or seat `as`'s own */
+            legal_moves: {
+                [key: string]: unknown;
+            } & components["schemas"]["LegalMovesBySeat"];
+            result: (Record<string, never> | null) | components["schemas"]["Result"];
+            /** @description the world as the admin's view shows it (a `View`; `match_id` null for a world made without a match) */
+            state: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            status: "active" | "finished";
+            to_act: number[];
+            version: number;
+            /** @description the signed world: opaque, valid for 24 hours, never stored */
+            world: string;
         };
         Standing: {
             entrant_id: string;
@@ -3965,6 +4339,19 @@ export interface components {
             /** @enum {string} */
             role: "spectator" | "seat" | "admin" | "referee";
             seat: number | null;
+        };
+        World: {
+            /** @description the world as the admin's view shows it (a `View`; `match_id` null for a world made without a match) */
+            state: {
+                [key: string]: unknown;
+            };
+            /** @description the signed world: opaque, valid for 24 hours, never stored */
+            world: string;
+        };
+        Worlds: {
+            seat: number;
+            version: number;
+            worlds: components["schemas"]["World"][];
         };
     };
     responses: {
