@@ -1,7 +1,8 @@
 """The documentation's examples run as printed, against a live server started
 like ``make run`` (gunicorn with deploy/gunicorn.conf.py on the embedded store).
 
-* Shell: the ```sh blocks of README.md, docs/tour.md and docs/games.md, one
+* Shell: the ```sh blocks of README.md, docs/tour.md, docs/games.md and
+  docs/tournament.md (against a server with ``WEBHOOK_HOSTS=127.0.0.1``), one
   bash session per page, top to bottom (``set -euo pipefail``, ``B=`` pointed
   at the server). Each ``# →`` line (``#`` lines indented below it continue
   it) shows what the commands since the previous one print: its text, split
@@ -38,6 +39,8 @@ from tests.conftest import start_gunicorn
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 SESSION_PAGES = [README, ROOT / "docs" / "tour.md", ROOT / "docs" / "games.md"]
+#: run against a server that allows webhook calls to this machine
+TOURNAMENT = ROOT / "docs" / "tournament.md"
 DEFAULT_BASE = "http://127.0.0.1:8000"
 GAMES = {"biberbande", "biberclan", "mein-lieber-biber", "thirteen-beavers"}
 STEP = "\x1estep\x1e"
@@ -131,15 +134,44 @@ def test_the_readme_has_a_session_and_every_game_has_an_example():
     assert examples == GAMES
 
 
+NEEDS_CURL_AND_JQ = pytest.mark.skipif(not (shutil.which("curl") and shutil.which("jq")),
+                                       reason="the shell sessions need curl and jq (make test installs them)")
+
+
 @pytest.mark.live
-@pytest.mark.skipif(not (shutil.which("curl") and shutil.which("jq")),
-                    reason="the shell sessions need curl and jq (make test installs them)")
+@NEEDS_CURL_AND_JQ
 @pytest.mark.parametrize("page", SESSION_PAGES, ids=[str(p.relative_to(ROOT)) for p in SESSION_PAGES])
 def test_shell_session_prints_what_the_page_shows(make_run_server: str, page: Path):
+    run_session(page, make_run_server, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def webhook_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``WEBHOOK_HOSTS=127.0.0.1 make run``, as docs/tournament.md starts it."""
+    proc, base = start_gunicorn(tmp_path_factory.mktemp("make-run-webhooks"), None,
+                                extra_env={"WEBHOOK_HOSTS": "127.0.0.1"})
+    try:
+        yield base
+    finally:
+        stop_process(proc, timeout=20)
+
+
+@pytest.mark.live
+@NEEDS_CURL_AND_JQ
+def test_the_tournament_walk_through_runs(webhook_server: str):
+    """docs/tournament.md from its first command to the leaderboard: a
+    ladder, two webhook bots (the shipped example, in their own processes),
+    fifty matches the server plays by calling them, every one rated."""
+    run_session(TOURNAMENT, webhook_server, timeout=300)
+
+
+def run_session(page: Path, base: str, timeout: float) -> None:
+    """``page``'s shell blocks as one bash session against ``base``, each
+    ``# →`` group checked against what the commands before it printed."""
     script, groups = session(blocks(page, "sh", "bash", "shell"))
     assert groups, f"{page.name}: no '# →' output to check"
-    done = subprocess.run(["bash", "-x", "-euo", "pipefail", "-c", script.replace(DEFAULT_BASE, make_run_server)],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    done = subprocess.run(["bash", "-x", "-euo", "pipefail", "-c", script.replace(DEFAULT_BASE, base)],
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
     assert done.returncode == 0, f"{page.name}: the session stopped:\n{done.stderr[-4000:]}"
     outputs = done.stdout.split(f"\n{STEP}\n")
     assert len(outputs) == len(groups) + 1, (len(outputs), len(groups))
