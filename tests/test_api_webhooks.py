@@ -39,15 +39,22 @@ EXAMPLE = ROOT / "arena" / "examples" / "webhook_bot.py"
 
 
 @pytest.fixture
-def rclient(redis_server: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_server)
-    client.flushdb()
+def rclient(request: pytest.FixtureRequest) -> Iterator[redis.Redis | redis.RedisCluster]:
+    """The real Redis, or (``indirect`` parameter ``"cluster"``) the Redis
+    Cluster, emptied."""
+    client: redis.Redis | redis.RedisCluster
+    if getattr(request, "param", "redis") == "cluster":
+        client = redis.RedisCluster.from_url(request.getfixturevalue("redis_cluster").url)
+        client.flushall()
+    else:
+        client = redis.Redis.from_url(request.getfixturevalue("redis_server"))
+        client.flushdb()
     yield client
     client.close()
 
 
 @pytest.fixture
-def instances(rclient: redis.Redis) -> Iterator[Callable[..., Api]]:
+def instances(rclient: redis.Redis | redis.RedisCluster) -> Iterator[Callable[..., Api]]:
     """``start(hosts=…)``: an app (an instance) on the shared Redis with its
     sweeper running; every one is stopped at the end."""
     running: list[sweeper.Sweeper] = []
@@ -290,9 +297,10 @@ def test_host_policy() -> None:
 # --------------------------------------------------------------------------
 # Several instances; the secret
 # --------------------------------------------------------------------------
+@pytest.mark.parametrize("rclient", ["redis", "cluster"], indirect=True)
 def test_two_instances_call_once_per_decision(instances: Any, bots: Any) -> None:
-    """Two apps (each with its sweeper) on one Redis: each decision is one
-    call, each played once."""
+    """Two apps (each with its sweeper) on one Redis, or on a Redis Cluster:
+    each decision is one call, each played once."""
     apis = [instances(), instances()]
     first, second = bots("good"), bots("good")
     created = create(apis[0], [{"name": "one", "webhook": hook(first.url)},
