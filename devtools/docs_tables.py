@@ -4,7 +4,7 @@ Every registered game's docs page (``Declaration.docs``) holds, between
 :data:`BEGIN` and :data:`END`, its move types with their parameters and its
 event types with every field, its schema in words and who sees it.  Write them
 with ``python -m devtools.docs_tables`` (``make docs-tables``; ``make openapi``
-runs it too); ``--check`` only reports stale pages (``tests/test_docs.py``
+runs it too); ``--check`` only reports stale pages (``tests/docs/test_docs.py``
 fails on them as well).
 """
 from __future__ import annotations

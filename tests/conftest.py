@@ -149,7 +149,7 @@ def store(request: pytest.FixtureRequest) -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def driver() -> Iterator[Any]:
     """Headless Chromium at a desktop size, one per module (the front end's
-    browser tests; tests/test_browser.py has its own)."""
+    browser tests; tests/live/test_browser.py has its own)."""
     from tests import browser
 
     with browser.chromium(width=1280, height=1400) as d:

@@ -1,7 +1,7 @@
 """A toy game for the "Adding a game" recipe (docs/adding-a-game.md), not
 shipped: Biberbande's rules under another id, its own rule prefix (TOY-1) and
 its own docs page (``tests/data/toy-biberbande.md``, decision D1), reusing
-Biberbande's heuristic bot and ``/play`` board.  ``tests/test_toy_game.py``
+Biberbande's heuristic bot and ``/play`` board.  ``tests/live/test_toy_game.py``
 registers it with one line (``LODGE_EXTRA_GAMES=tests.toy_game:ToyBiberbande``)
 and runs the generic suites on it.
 """

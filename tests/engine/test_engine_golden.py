@@ -18,7 +18,7 @@ The digests pin behaviour, not rules: a speed-up must leave them unchanged.
 A deliberate change of behaviour regenerates them (review the diff of the
 rules tests first)::
 
-    LODGE_GOLDEN_WRITE=1 .venv/bin/pytest -q -p no:cacheprovider tests/test_engine_golden.py
+    LODGE_GOLDEN_WRITE=1 .venv/bin/pytest -q -p no:cacheprovider tests/engine/test_engine_golden.py
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from engine import REGISTRY
 from engine.core import BY_CLOCK, FINISHED, Game, GameError, Move, State, validate_options
 from tests.playout import viewers
 
-GOLDEN = Path(__file__).parent / "data" / "engine_golden.json"
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "engine_golden.json"
 WRITE = os.environ.get("LODGE_GOLDEN_WRITE") == "1"
 
 #: (option set name, seeds) played per game and seat count

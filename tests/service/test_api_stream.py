@@ -20,8 +20,8 @@ from service.ops.config import Settings
 from tests.conftest import flask_api
 from tests.http_helpers import W1_MOVES, W1_OPTIONS, Api, Match, assert_problem, play_random
 from tests.knowledge import judge_events, model_for
+from tests.service.test_api_all_games import _short_options, redacted_from
 from tests.stream_helpers import Frame, messages, ndjson_frames, sse_frames
-from tests.test_api_all_games import _short_options, redacted_from
 
 KEEPALIVE = 0.05
 SETTINGS = {"STREAM_KEEPALIVE": str(KEEPALIVE), "NOTIFY_SAFETY": "30", "STREAM_MAX": "30",

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests import browser
-from tests.test_play_games import moved_past, page_state, wait_for
+from tests.live.test_play_games import moved_past, page_state, wait_for
 
 pytestmark = [pytest.mark.live,
               pytest.mark.skipif(browser.missing() is not None, reason=browser.missing() or "")]
@@ -116,7 +116,7 @@ def play_out(base: str, match_id: str, tokens: dict[int, str], rng: random.Rando
 def test_replay_of_a_lobby_match_created_without_a_seed(driver: Any, live_server: str):
     """The server picks the seed (api.md 1.2: 0 … 2^53−1, exact in JavaScript); the page's own
     match against a bot, played by clicking, replays to its result."""
-    from tests.test_play_games import fill_lobby, play_to_the_end
+    from tests.live.test_play_games import fill_lobby, play_to_the_end
 
     fill_lobby(driver, live_server, "biberbande", "heuristic", seed="")
     wait_for(driver, lambda d: "#/match/" in d.current_url)

@@ -55,7 +55,7 @@ def test_openapi_matches_committed_file(api: Api):
     import json
     from pathlib import Path
 
-    committed = Path(__file__).resolve().parent.parent / "openapi" / "openapi.json"
+    committed = Path(__file__).resolve().parents[2] / "openapi" / "openapi.json"
     assert committed.exists(), "openapi/openapi.json must be committed"
     assert api.get("/openapi.json").json == json.loads(committed.read_text())
 

@@ -23,8 +23,8 @@ from service.app import create_app
 from service.ops.config import Settings
 from tests.conftest import flask_api
 from tests.http_helpers import W1_MOVES, W1_OPTIONS, Api, Match, Resp, assert_problem, strip_label
+from tests.service.test_api_all_games import _short_options
 from tests.stream_helpers import messages, sse_frames
-from tests.test_api_all_games import _short_options
 
 GAMES = [g.id for g in REGISTRY]
 #: Moves after which every viewer is checked on every version (then only at the end).
@@ -272,7 +272,7 @@ def test_stream_bad_legal_value_is_400(sapp: Any):
 def test_document_names_legal_and_legal_moves():
     from pathlib import Path
 
-    doc = json.loads((Path(__file__).parents[1] / "openapi" / "openapi.json").read_text())
+    doc = json.loads((Path(__file__).parents[2] / "openapi" / "openapi.json").read_text())
     for path, method in (("/v1/matches/{match_id}", "get"), ("/v1/matches/{match_id}/moves", "post"),
                          ("/v1/matches/{match_id}/stream", "get")):
         params = {p["name"]: p for p in doc["paths"][path][method]["parameters"] if p["in"] == "query"}

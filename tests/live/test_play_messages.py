@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from tests import browser
-from tests.test_play_games import moved_past, page_state, wait_for
-from tests.test_play_spectator import create, random_move
+from tests.live.test_play_games import moved_past, page_state, wait_for
+from tests.live.test_play_spectator import create, random_move
 
 pytestmark = [pytest.mark.live,
               pytest.mark.skipif(browser.missing() is not None, reason=browser.missing() or "")]

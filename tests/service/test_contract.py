@@ -38,7 +38,7 @@ from service.ops.config import Settings
 from tests.conftest import flask_api, make_app
 from tests.http_helpers import W1_OPTIONS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "openapi" / "openapi.json"
 
 CONTRACT_PATHS = [

@@ -19,8 +19,8 @@ from engine import REGISTRY
 from service.store.keys import Keys
 from tests.conftest import requests_api, start_gunicorn
 from tests.http_helpers import Api, Match, assert_problem
+from tests.live.test_store_modes import settings_app
 from tests.playout import play_out
-from tests.test_store_modes import settings_app
 
 
 @pytest.fixture(autouse=True)
@@ -125,7 +125,7 @@ def test_a_refused_connection_says_nothing_was_applied_and_nothing_was(tmp_path:
     """A move against a Redis that is gone (the connection refused: nothing
     sent) is 503 saying nothing was changed, never "may have been applied";
     the same match's move while the Redis is frozen (the script sent, no
-    answer) says it may have been (tests/test_store_faults.py covers that
+    answer) says it may have been (tests/service/test_store_faults.py covers that
     with the retry that settles it).  After a restart on the same port (AOF)
     the refused move is indeed not in the log and plays normally."""
     proc, url = servers.start_redis(tmp_path, persistence=servers.AOF_ALWAYS)

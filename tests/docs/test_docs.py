@@ -5,7 +5,7 @@
   heading, a list item or a table row there); each game declares its prefix
   (``Game.rule_prefix``: ``BB`` → biberbande, …);
 * every decision id (``D5``) cited in a game's engine module, in its tests
-  (``tests/test_<module>_*.py``) or in its bot is defined in that game's doc;
+  (``tests/engine/test_<module>_*.py``) or in its bot is defined in that game's doc;
 * every game of ``engine.REGISTRY`` has its declared docs page, the docs index
   links it (a page under ``docs/``), and its generated move and event tables
   are those of its declaration (``python -m devtools.docs_tables``);
@@ -25,7 +25,7 @@ import engine
 from devtools import docs_tables
 from service.http.errors import CODES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 PREFIX_GAME = {game.rule_prefix: game.id for game in engine.REGISTRY}
 RULE_ID = re.compile(r"\b(" + "|".join(PREFIX_GAME) + r")-[0-9]+(?:\.[0-9]+)?[a-z]?\b")

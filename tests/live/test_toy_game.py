@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TOY = "tests.toy_game:ToyBiberbande"
 #: the generic suites: every game of the registry, nothing per game
-GENERIC = ("test_conformance.py", "test_game_schemas.py", "test_docs.py", "test_engine_golden.py",
-           "test_engine_core.py", "test_engine_resign.py", "test_arena_bot_base.py", "test_compaction.py",
-           "test_api_all_games.py", "test_api_leaks_http.py", "test_api_bots.py", "test_play_games.py")
+GENERIC = ("engine/test_conformance.py", "service/test_game_schemas.py", "docs/test_docs.py",
+           "engine/test_engine_golden.py", "engine/test_engine_core.py", "engine/test_engine_resign.py",
+           "arena/test_arena_bot_base.py", "service/test_compaction.py", "service/test_api_all_games.py",
+           "service/test_api_leaks_http.py", "service/test_api_bots.py", "live/test_play_games.py")
 
 
 def _pytest(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

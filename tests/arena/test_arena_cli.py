@@ -20,7 +20,7 @@ def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     full_env = {k: v for k, v in os.environ.items() if k != "LODGE_URL"}
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True, timeout=60,
-                          env=full_env, cwd=Path(__file__).resolve().parent.parent)
+                          env=full_env, cwd=Path(__file__).resolve().parents[2])
 
 
 def test_url_defaults_to_lodge_url(monkeypatch: pytest.MonkeyPatch):

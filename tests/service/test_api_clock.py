@@ -15,7 +15,7 @@ from service.http.context import EXTENSION
 from service.ops import sweeper
 from tests.conftest import flask_api, make_app
 from tests.http_helpers import Api, Match, strip_label
-from tests.test_api_stream import Stream, sapi, sapp  # noqa: F401  # the stream fixtures
+from tests.service.test_api_stream import Stream, sapi, sapp  # noqa: F401  # the stream fixtures
 
 PER_MOVE = 30_000
 

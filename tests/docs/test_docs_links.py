@@ -14,7 +14,7 @@ from urllib.parse import unquote
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([ROOT / "README.md", ROOT / "CHANGELOG.md", *(ROOT / "docs").rglob("*.md")])
 MAKEFILE = (ROOT / "Makefile").read_text(encoding="utf-8")
 README_MAX_LINES = 300

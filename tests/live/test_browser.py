@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.live,
               pytest.mark.skipif(browser.missing() is not None, reason=browser.missing() or ""),
               pytest.mark.skipif(ts_client.missing() is not None, reason=ts_client.missing() or "")]
 
-PAGES = Path(__file__).resolve().parent / "pages"
+PAGES = Path(__file__).resolve().parents[1] / "pages"
 #: explicit waits: the page's whole script, the docs' first render
 WAIT = 60
 

@@ -22,7 +22,7 @@ import pytest
 
 from engine.biberclan import BiberClan
 from engine.core import ADMIN_VIEWER, FINISHED, SPECTATOR_VIEWER, IllegalMove, seat_viewer, seeded_shuffle
-from tests.test_biberclan_rules import W1_VIEW
+from tests.engine.test_biberclan_rules import W1_VIEW
 
 GAME = BiberClan()
 NAMES = ["ana", "bo", "cy", "dee", "eve", "fay"]

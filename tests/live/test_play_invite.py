@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests import browser
-from tests.test_play_games import fill_lobby, moved_past, page_state, wait_for
+from tests.live.test_play_games import fill_lobby, moved_past, page_state, wait_for
 
 pytestmark = [pytest.mark.live,
               pytest.mark.skipif(browser.missing() is not None, reason=browser.missing() or "")]

@@ -31,9 +31,9 @@ from engine.core import (
     seeded_shuffle,
 )
 from engine.thirteen_beavers import ThirteenBeavers
-from tests.test_thirteen_beavers_rules import mv as m
-from tests.test_thirteen_beavers_rules import put as at
-from tests.test_thirteen_beavers_rules import run as go
+from tests.engine.test_thirteen_beavers_rules import mv as m
+from tests.engine.test_thirteen_beavers_rules import put as at
+from tests.engine.test_thirteen_beavers_rules import run as go
 
 G = ThirteenBeavers()
 DECK = [str(v) for v in range(1, 14) for _ in range(4)]

@@ -1,5 +1,5 @@
 """Hidden information over HTTP for every game of ``engine.REGISTRY``
-(issue 11; tests/test_api_leaks.py judges Biberbande in depth).
+(issue 11; tests/service/test_api_leaks.py judges Biberbande in depth).
 
 Random matches are played through the API (embedded store) while the same
 moves are applied to the engine here.  After every move, each viewer's view,

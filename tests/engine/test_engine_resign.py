@@ -161,7 +161,7 @@ def test_resign_moves_and_events_match_the_game_schemas(game_id: str) -> None:
     """The OpenAPI document's per-game unions hold ``resign``, ``resigned``,
     ``timed_out`` and the ``match_ended`` of a resignation."""
     from service.http.openapi_games import schema_names
-    from tests.test_game_schemas import _check, _document, _json_schema, _validator
+    from tests.service.test_game_schemas import _check, _document, _json_schema, _validator
 
     components = _json_schema(_document()["components"]["schemas"])
     names = schema_names(game_id)

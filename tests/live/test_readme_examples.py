@@ -35,7 +35,7 @@ from devtools.servers import stop_process
 from tests import ts_client
 from tests.conftest import start_gunicorn
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 SESSION_PAGES = [README, ROOT / "docs" / "tour.md", ROOT / "docs" / "games.md"]
 DEFAULT_BASE = "http://127.0.0.1:8000"

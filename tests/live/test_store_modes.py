@@ -23,8 +23,8 @@ from devtools import servers
 from service.ops.config import Settings
 from tests.conftest import closed_port, flask_api, requests_api, start_gunicorn, stop_process
 from tests.http_helpers import Api, assert_problem, strip_label
-from tests.test_api_all_games import GAMES
-from tests.test_api_all_games import test_game_plays_through_contract as play_through_contract
+from tests.service.test_api_all_games import GAMES
+from tests.service.test_api_all_games import test_game_plays_through_contract as play_through_contract
 
 
 def settings_app(**env: str) -> Api:
