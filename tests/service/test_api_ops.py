@@ -122,6 +122,7 @@ def test_store_down_readyz_and_healthz(down_api: Api):
     assert down_api.get("/v1/games").status == 200  # the catalogue needs no store
 
 
+@pytest.mark.process
 def test_store_goes_down_mid_match(tmp_path):
     """A real redis-server dies mid-match: 503 store_unavailable (never 500);
     after it comes back on the same port, requests work again.  (The server
@@ -148,6 +149,7 @@ def test_store_goes_down_mid_match(tmp_path):
         stop_process(proc)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("failure", ["oom", "readonly"])
 def test_store_refusing_writes_is_503_not_500(tmp_path, failure):
     """A reachable Redis that refuses writes — maxmemory reached (OOM) or a

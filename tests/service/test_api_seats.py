@@ -327,6 +327,7 @@ def _race_claims(apis: list[Api], match_id: str, seat: int, invite: str):
     return results
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("where", ["redis_instances", "cluster_instances"])
 def test_racing_claims_one_201_the_rest_409(where, request):
     """Clients racing for one seat through different instances: exactly one
@@ -347,6 +348,7 @@ def test_racing_claims_one_201_the_rest_409(where, request):
         assert all("token" not in r.json for r in losers)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("where", ["redis_instances", "cluster_instances"])
 def test_a_claim_is_seen_by_every_instance_at_once(where, request):
     """Instance B has the match cached with the seat open; A claims it: on

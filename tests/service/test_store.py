@@ -26,7 +26,7 @@ SETTINGS = Settings(idempotency_ttl=IDEM_TTL, finished_ttl=900)
 MID = ""  # set per test by the ``match_id`` fixture
 
 
-@pytest.fixture(params=["fakeredis", "redis"])
+@pytest.fixture(params=["fakeredis", pytest.param("redis", marks=pytest.mark.process)])
 def client(request: pytest.FixtureRequest) -> Iterator[Any]:
     if request.param == "fakeredis":
         import fakeredis

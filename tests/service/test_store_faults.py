@@ -185,6 +185,7 @@ def timed(call: Any) -> tuple[Any, float]:
     return r, time.monotonic() - t0
 
 
+@pytest.mark.process
 def test_frozen_redis_during_a_move_says_it_may_be_applied(frozen):
     api, client, freeze, thaw, limits = frozen
     m, rest = started(api)
@@ -207,6 +208,7 @@ def test_frozen_redis_during_a_move_says_it_may_be_applied(frozen):
     assert (again.status, again.body) == (200, retry.body)
 
 
+@pytest.mark.process
 def test_frozen_redis_before_any_write_changes_nothing(frozen):
     api, client, freeze, thaw, _ = frozen
     m, rest = started(api)
@@ -224,6 +226,7 @@ def test_frozen_redis_before_any_write_changes_nothing(frozen):
     assert client.llen(Keys(m.id).moves) == 3
 
 
+@pytest.mark.process
 def test_budget_bounds_a_request_of_many_round_trips(frozen):
     """A long-poll calls the store only to look (it waits for a change
     notification in between, service/store/notify.py); each look has its own
