@@ -98,8 +98,8 @@ def stale(games: Any = REGISTRY) -> list[str]:
 def main(argv: list[str]) -> int:
     if "--check" in argv:
         pages = stale()
-        for path in pages:
-            print(f"{path}: generated tables are stale; run python -m devtools.docs_tables", file=sys.stderr)
+        for stale_page in pages:
+            print(f"{stale_page}: generated tables are stale; run python -m devtools.docs_tables", file=sys.stderr)
         return 1 if pages else 0
     for game in REGISTRY:
         path = page(game)

@@ -141,7 +141,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """``--fast``: deselect every test that needs a process of its own."""
     if not config.getoption("fast"):
         return
-    keep, drop = [], []
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
     for item in items:
         needs_process = (item.get_closest_marker("live") or item.get_closest_marker("process")
                          or PROCESS_FIXTURES & set(getattr(item, "fixturenames", ())))
@@ -151,7 +152,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = keep
 
 
-def _cluster_client_class() -> type:
+def _cluster_client_class() -> Any:
     import redis
 
     class ClusterClient(redis.RedisCluster):
@@ -185,10 +186,10 @@ def store(request: pytest.FixtureRequest) -> Iterator[Any]:
         import redis
 
         url = request.getfixturevalue("redis_server")
-        client = redis.Redis.from_url(url)
-        client.flushdb()
-        yield client
-        client.close()
+        server_client = redis.Redis.from_url(url)
+        server_client.flushdb()
+        yield server_client
+        server_client.close()
 
 
 @pytest.fixture(scope="module")

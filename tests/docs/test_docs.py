@@ -110,6 +110,7 @@ def test_generated_docs_tables_are_fresh(game_id: str) -> None:
     """The move and event tables of the game's docs page are generated from
     its declaration; ``python -m devtools.docs_tables`` rewrites them."""
     game = engine.REGISTRY.get(game_id)
+    assert game is not None
     text = doc_of(game_id).read_text(encoding="utf-8")
     assert docs_tables.BEGIN in text, f"{game_id}: no generated tables; run python -m devtools.docs_tables"
     assert docs_tables.updated(text, docs_tables.tables(game)) == text, \

@@ -342,7 +342,9 @@ def test_haproxy_config_is_valid(tmp_path: Path):
     assert r.returncode == 0, r.stdout + r.stderr
     text = (DEPLOY / "haproxy.cfg").read_text()
     for name in ("timeout client", "timeout server"):
-        seconds = int(re.search(rf"{name} (\d+)s", text).group(1))
+        found = re.search(rf"{name} (\d+)s", text)
+        assert found, f"haproxy.cfg sets no {name}"
+        seconds = int(found.group(1))
         assert seconds > 60, f"{name} must outlast the 60 s long-poll"
 
 

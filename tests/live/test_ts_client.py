@@ -229,7 +229,9 @@ def test_node_follow_survives_a_server_restart(built: None, redis_server: str, t
     follower = subprocess.Popen(["node", str(script), base_a, match.id, match.token(0)], cwd=ts_client.CLIENT,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: list[dict] = []
-    reader = threading.Thread(target=lambda: lines.extend(json.loads(line) for line in follower.stdout), daemon=True)
+    out = follower.stdout
+    assert out is not None
+    reader = threading.Thread(target=lambda: lines.extend(json.loads(line) for line in out), daemon=True)
     reader.start()
     try:
         moves = _play(api, match, 3)

@@ -30,7 +30,7 @@ def play_me(app: Any, match: Match, rng: random.Random, seat: int = 0,
     """Play ``seat`` at random while the bots answer inside each response
     (or, past the server's time budget for one request, the sweeper right
     after it); returns the move responses' bodies."""
-    bodies = []
+    bodies: list[Any] = []
     sweep = sweeper.Sweeper(app.extensions[EXTENSION])
     for _ in range(max_moves):
         view = match.seat_view(seat)

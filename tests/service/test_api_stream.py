@@ -343,7 +343,9 @@ def test_stream_equals_events_pages_for_every_viewer(embedded_store: Any, game: 
     final = play_random(m, rng, on_step=step)
     assert checked > 0 and final["status"] == "finished"
     admin_all = m.events(m.admin)
-    model = model_for(REGISTRY.get(game), n, api.record(m.id, m.admin).json["options"])
+    declared = REGISTRY.get(game)
+    assert declared is not None
+    model = model_for(declared, n, api.record(m.id, m.admin).json["options"])
     for token in viewers:
         with Stream(app, m.id, token) as s:
             got = s.take()
