@@ -70,8 +70,9 @@ def test_create_201_body_and_location(api: Api):
     b = r.json
     mid = b["match_id"]
     assert isinstance(mid, str) and mid
-    assert r.header("location") is not None
-    assert r.header("location").endswith(f"/v1/matches/{mid}"), r.headers
+    location = r.header("location")
+    assert location is not None
+    assert location.endswith(f"/v1/matches/{mid}"), r.headers
     assert r.header("etag") == '"0"', "the 201 carries state (api.md: responses carrying state send ETag)"
     assert b["game"] == "biberbande"
     assert b["version"] == 0
@@ -96,7 +97,9 @@ def test_create_201_body_and_location(api: Api):
     assert st["board"]["draw_pile"] is None  # BB-5.3
     assert st["board"]["draw_count"] == 66 - 4 * 3 - 1
     # Location works
-    view = api.get(urlsplit(r.header("location")).path)
+    location = r.header("location")
+    assert location is not None
+    view = api.get(urlsplit(location).path)
     assert view.status == 200, view
     assert view.json["match_id"] == mid
 

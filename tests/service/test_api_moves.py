@@ -4,6 +4,8 @@ and "every listed legal move is accepted when posted back" (api.md, BB-4.11).
 Both stores."""
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.http_helpers import (
@@ -174,8 +176,10 @@ def test_422_illegal_detail_is_useful(api: Api, w1: Match):
 def test_422_take_discard_when_top_is_special(api: Api):
     """BB-4.1 / D5: Action B only with a number on top of the discard."""
     m = api.create(3, seed=8, options=W2_OPTIONS)
-    for seat, mv in [(0, {"type": "draw"}), (0, {"type": "use_draw2"}), (0, {"type": "discard_drawn"}),
-                     (0, {"type": "draw"}), (0, {"type": "swap_drawn", "slot": 3})]:
+    seq: list[tuple[int, dict[str, Any]]] = [(0, {"type": "draw"}), (0, {"type": "use_draw2"}),
+                                             (0, {"type": "discard_drawn"}), (0, {"type": "draw"}),
+                                             (0, {"type": "swap_drawn", "slot": 3})]
+    for seat, mv in seq:
         m.play(seat, mv)
     body = assert_problem(m.api.move(m.id, m.token(1), {"type": "take_discard", "slot": 0}), 422, "illegal_move")
     assert body["detail"]
@@ -283,9 +287,10 @@ def test_order_turn_before_legality(api: Api, w1: Match):
 # --------------------------------------------------------------------------
 # Every listed legal move is accepted when posted back unchanged.
 # --------------------------------------------------------------------------
-W2_MOVES = [(0, {"type": "draw"}), (0, {"type": "use_draw2"}), (0, {"type": "discard_drawn"}),
-            (0, {"type": "draw"}), (0, {"type": "swap_drawn", "slot": 3}), (1, {"type": "draw"}),
-            (1, {"type": "swap_drawn", "slot": 2}), (2, {"type": "draw"}), (2, {"type": "discard_drawn"})]
+W2_MOVES: list[tuple[int, dict[str, Any]]] = [
+    (0, {"type": "draw"}), (0, {"type": "use_draw2"}), (0, {"type": "discard_drawn"}),
+    (0, {"type": "draw"}), (0, {"type": "swap_drawn", "slot": 3}), (1, {"type": "draw"}),
+    (1, {"type": "swap_drawn", "slot": 2}), (2, {"type": "draw"}), (2, {"type": "discard_drawn"})]
 
 PREFIXES = [("w1", k) for k in (0, 1, 2, 3, 4, 5)] + [("w2", k) for k in (1, 2, 3, 5, 9)]
 

@@ -16,7 +16,7 @@ def seeded(seed: int, round_no: int, k: int, cards: list[str]) -> list[str]:
 
 def expected_deal(deck: list[str], n: int, starter: int) -> tuple[list[list[str]], list[str], list[str]]:
     """BB-3.3: displays, discard, draw pile (top first)."""
-    displays = [[None] * 4 for _ in range(n)]
+    displays = [[""] * 4 for _ in range(n)]
     for i in range(4 * n):
         displays[(starter + i) % n][i // n] = deck[i]
     return displays, [deck[4 * n]], deck[4 * n + 1:]

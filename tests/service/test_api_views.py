@@ -2,6 +2,8 @@
 played through the API (biberbande.md §5, §7, §11), both stores."""
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.http_helpers import W1_DECK, W2_OPTIONS, Api, Match, assert_problem, strip_label
@@ -246,8 +248,9 @@ def test_w2_worked_example(api: Api):
     a = m.admin_view()
     assert [p["display"] for p in a["players"]] == [["2", "4", "6", "peek"], ["1", "1", "swap", "9"],
                                                      ["0", "3", "draw2", "7"]]
-    seq = [(0, {"type": "draw"}), (0, {"type": "use_draw2"}), (0, {"type": "discard_drawn"}),
-           (0, {"type": "draw"}), (0, {"type": "swap_drawn", "slot": 3})]
+    seq: list[tuple[int, dict[str, Any]]] = [(0, {"type": "draw"}), (0, {"type": "use_draw2"}),
+                                             (0, {"type": "discard_drawn"}), (0, {"type": "draw"}),
+                                             (0, {"type": "swap_drawn", "slot": 3})]
     for seat, mv in seq:
         m.play(seat, mv)
     a = m.admin_view()
