@@ -92,7 +92,7 @@ test: $(STAMP) redis-server browser npm-ci
 	cd $(CLIENT) && npm run build
 	$(BIN)/python -m pytest -n 2 -p no:cacheprovider
 
-## Everything that needs no server, browser or Redis process (engine, arena, docs, the API on the embedded store), in seconds.
+## Everything that needs no server, browser or Redis process: engine, arena, docs, the API on the embedded store.
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -p no:cacheprovider --fast tests/engine tests/arena tests/docs tests/service
 
