@@ -4,7 +4,7 @@ Every registered game's docs page (``Declaration.docs``) holds, between
 :data:`BEGIN` and :data:`END`, its move types with their parameters and its
 event types with every field, its schema in words and who sees it.  Write them
 with ``python -m devtools.docs_tables`` (``make docs-tables``; ``make openapi``
-runs it too); ``--check`` only reports stale pages (``tests/test_docs.py``
+runs it too); ``--check`` only reports stale pages (``tests/docs/test_docs.py``
 fails on them as well).
 """
 from __future__ import annotations
@@ -98,8 +98,8 @@ def stale(games: Any = REGISTRY) -> list[str]:
 def main(argv: list[str]) -> int:
     if "--check" in argv:
         pages = stale()
-        for path in pages:
-            print(f"{path}: generated tables are stale; run python -m devtools.docs_tables", file=sys.stderr)
+        for stale_page in pages:
+            print(f"{stale_page}: generated tables are stale; run python -m devtools.docs_tables", file=sys.stderr)
         return 1 if pages else 0
     for game in REGISTRY:
         path = page(game)
