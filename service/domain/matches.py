@@ -27,7 +27,7 @@ from service.domain import auth, lobby, seats
 from service.domain.access import Access, not_found, store_faults, unavailable
 from service.domain.history import History, stamp
 from service.domain.moves import MovePipeline
-from service.domain.views import legal_for, redact, view_of
+from service.domain.views import legal_for, redact, view_of, with_ids
 from service.http.errors import ApiError, clip_echoes
 from service.ops import metrics
 from service.store.notify import Notifier
@@ -168,7 +168,7 @@ class Lodge(Access):
         game = self.game(meta.game)
         moves: list[dict[str, Any]] = []
         if game.status(snap.state) != FINISHED and seat in game.to_act(snap.state):
-            moves = game.legal_moves(snap.state, seat)
+            moves = with_ids(game, game.legal_moves(snap.state, seat))
         return {"version": snap.version, "seat": seat, "moves": moves}
 
     # --- reads -------------------------------------------------------------

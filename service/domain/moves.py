@@ -63,6 +63,8 @@ _GAME_ERRORS: dict[type[GameError], str] = {
 Answer = tuple[int, bytes, int]
 #: One version a request writes: (move log entry, stamped events).
 Step = tuple[dict[str, Any], list[dict[str, Any]]]
+#: A client's move played: (the move as logged, the new state, its events).
+Played = tuple[Move, dict[str, Any], list[dict[str, Any]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,12 +171,12 @@ class MovePipeline:
         raise error
 
     def _commit(self, match_id: str, game: Game, meta: Meta, snap: Snapshot, request: MoveRequest,
-                played: tuple[dict[str, Any], list[dict[str, Any]]]) -> Answer | Snapshot:
+                played: Played) -> Answer | Snapshot:
         """Write the move and the server's moves after it with the one
         compare-and-set: the answer, or the stored snapshot to try again on."""
-        state, events = played
+        move, state, events = played
         version = snap.version + 1
-        own = ({"version": version, "seat": request.seat, "move": request.move}, stamp(events, version))
+        own = ({"version": version, "seat": request.seat, "move": move}, stamp(events, version))
         moves = self._server_moves(game, meta, Snapshot(version, state), [own])
         body = _move_body(game, meta, request.viewer, moves.snap, [e for _, step in moves.steps for e in step],
                           request.legal)
@@ -366,15 +368,18 @@ def _move_body(game: Game, meta: Meta, viewer: Viewer, snap: Snapshot,
 
 
 def _try_move(game: Game, snap: Snapshot, seat: int, move: dict[str, Any],
-              version: int | None) -> ApiError | tuple[dict[str, Any], list[dict[str, Any]]]:
+              version: int | None) -> ApiError | Played:
     """Check a move in the contract's order (finished, version, turn,
-    legality) and play it: the new state and events, or the error."""
+    legality) and play it: the move as logged (a move posted by its ``id``:
+    the listed move it names), the new state and events, or the error."""
     if game.status(snap.state) == FINISHED:
         return ApiError("match_finished", "the match is finished; no more moves are accepted")
     if version is not None and version != snap.version:
         return _conflict(snap.version, version)
     try:
-        return game.play(snap.state, seat, move)
+        if "id" in move:
+            move = {k: v for k, v in game.posted_move(snap.state, seat, move).items() if k != "label"}
+        return move, *game.play(snap.state, seat, move)
     except GameError as exc:
         return ApiError(_GAME_ERRORS.get(type(exc), "illegal_move"), clip_echoes(exc.detail, move))
 

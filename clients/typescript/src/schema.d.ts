@@ -1736,6 +1736,8 @@ export interface components {
         };
         BiberbandeMove: components["schemas"]["BiberbandeMoveDraw"] | components["schemas"]["BiberbandeMoveTakeDiscard"] | components["schemas"]["BiberbandeMoveSwapDrawn"] | components["schemas"]["BiberbandeMoveDiscardDrawn"] | components["schemas"]["BiberbandeMoveUseSwap"] | components["schemas"]["BiberbandeMoveUsePeek"] | components["schemas"]["BiberbandeMoveUseDraw2"] | components["schemas"]["BiberbandeMoveSkipDraw"] | components["schemas"]["BiberbandeMoveKnock"] | components["schemas"]["BiberbandeMoveEndTurn"] | components["schemas"]["BiberbandeMoveResign"];
         BiberbandeMoveDiscardDrawn: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -1745,6 +1747,8 @@ export interface components {
             type: "discard_drawn";
         };
         BiberbandeMoveDraw: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -1754,6 +1758,8 @@ export interface components {
             type: "draw";
         };
         BiberbandeMoveEndTurn: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -1763,6 +1769,8 @@ export interface components {
             type: "end_turn";
         };
         BiberbandeMoveKnock: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -1782,6 +1790,8 @@ export interface components {
             type: "resign";
         };
         BiberbandeMoveSkipDraw: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -1791,6 +1801,8 @@ export interface components {
             type: "skip_draw";
         };
         BiberbandeMoveSwapDrawn: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -1805,6 +1817,8 @@ export interface components {
             type: "swap_drawn";
         };
         BiberbandeMoveTakeDiscard: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -1819,6 +1833,8 @@ export interface components {
             type: "take_discard";
         };
         BiberbandeMoveUseDraw2: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -1828,6 +1844,8 @@ export interface components {
             type: "use_draw2";
         };
         BiberbandeMoveUsePeek: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -1842,6 +1860,8 @@ export interface components {
             type: "use_peek";
         };
         BiberbandeMoveUseSwap: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2276,6 +2296,8 @@ export interface components {
         };
         BiberclanMove: components["schemas"]["BiberclanMovePlace"] | components["schemas"]["BiberclanMoveReplace"] | components["schemas"]["BiberclanMoveStash"] | components["schemas"]["BiberclanMoveClear"] | components["schemas"]["BiberclanMoveFlip"] | components["schemas"]["BiberclanMoveSwap"] | components["schemas"]["BiberclanMovePeek"] | components["schemas"]["BiberclanMoveResign"];
         BiberclanMoveClear: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2292,6 +2314,8 @@ export interface components {
             type: "clear";
         };
         BiberclanMoveFlip: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2308,6 +2332,8 @@ export interface components {
             type: "flip";
         };
         BiberclanMovePeek: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2326,6 +2352,8 @@ export interface components {
         BiberclanMovePlace: {
             /** @enum {string} */
             face: "up" | "down";
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2344,6 +2372,8 @@ export interface components {
         BiberclanMoveReplace: {
             /** @enum {string} */
             face: "up" | "down";
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2372,6 +2402,8 @@ export interface components {
         BiberclanMoveStash: {
             /** @enum {string} */
             face: "up" | "down";
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2386,6 +2418,8 @@ export interface components {
             type: "stash";
         };
         BiberclanMoveSwap: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2599,6 +2633,8 @@ export interface components {
             version: number;
         };
         Game: {
+            /** @description the number of distinct moves at the largest player count: every listed move's `id` is 0 … actions − 1 (docs: each game's "Moves as numbers") */
+            actions: number;
             /** @description the `/play` board module of the game (under `/play/js/boards/`) */
             board?: string;
             id: string;
@@ -2618,8 +2654,11 @@ export interface components {
             games: components["schemas"]["Game"][];
         };
         LegalMoves: {
-            /** @description every legal move, stable order; may carry a `label` */
-            moves: (components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"])[];
+            /** @description every legal move, stable order, each with its `id`; may carry a `label` */
+            moves: ((components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"]) & {
+                /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+                id: number;
+            })[];
             seat: number;
             version: number;
         };
@@ -2634,7 +2673,10 @@ export interface components {
          *     }
          */
         LegalMovesBySeat: {
-            [key: string]: (components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"])[];
+            [key: string]: ((components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"]) & {
+                /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+                id: number;
+            })[];
         };
         LobbyEntry: {
             /** @description `{"per_move_ms"}`, or null without a clock */
@@ -2933,6 +2975,8 @@ export interface components {
         MeinLieberBiberMoveDiscard: {
             /** @enum {string} */
             card: "red-1" | "red-2" | "red-3" | "red-4" | "red-5" | "red-6" | "red-7" | "red-8" | "orange-1" | "orange-2" | "orange-3" | "orange-4" | "orange-5" | "orange-6" | "orange-7" | "orange-8" | "yellow-1" | "yellow-2" | "yellow-3" | "yellow-4" | "yellow-5" | "yellow-6" | "yellow-7" | "yellow-8" | "green-1" | "green-2" | "green-3" | "green-4" | "green-5" | "green-6" | "green-7" | "green-8" | "blue-1" | "blue-2" | "blue-3" | "blue-4" | "blue-5" | "blue-6" | "blue-7" | "blue-8" | "purple-1" | "purple-2" | "purple-3" | "purple-4" | "purple-5" | "purple-6" | "purple-7" | "purple-8";
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2942,6 +2986,8 @@ export interface components {
             type: "discard";
         };
         MeinLieberBiberMoveDraw: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2958,6 +3004,8 @@ export interface components {
         MeinLieberBiberMoveExchange: {
             /** @enum {string} */
             card: "red-1" | "red-2" | "red-3" | "red-4" | "red-5" | "red-6" | "red-7" | "red-8" | "orange-1" | "orange-2" | "orange-3" | "orange-4" | "orange-5" | "orange-6" | "orange-7" | "orange-8" | "yellow-1" | "yellow-2" | "yellow-3" | "yellow-4" | "yellow-5" | "yellow-6" | "yellow-7" | "yellow-8" | "green-1" | "green-2" | "green-3" | "green-4" | "green-5" | "green-6" | "green-7" | "green-8" | "blue-1" | "blue-2" | "blue-3" | "blue-4" | "blue-5" | "blue-6" | "blue-7" | "blue-8" | "purple-1" | "purple-2" | "purple-3" | "purple-4" | "purple-5" | "purple-6" | "purple-7" | "purple-8";
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2972,6 +3020,8 @@ export interface components {
             type: "exchange";
         };
         MeinLieberBiberMovePass: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2985,6 +3035,8 @@ export interface components {
             beaver: "red" | "orange" | "yellow" | "green" | "blue" | "purple";
             /** @enum {string} */
             card: "red-1" | "red-2" | "red-3" | "red-4" | "red-5" | "red-6" | "red-7" | "red-8" | "orange-1" | "orange-2" | "orange-3" | "orange-4" | "orange-5" | "orange-6" | "orange-7" | "orange-8" | "yellow-1" | "yellow-2" | "yellow-3" | "yellow-4" | "yellow-5" | "yellow-6" | "yellow-7" | "yellow-8" | "green-1" | "green-2" | "green-3" | "green-4" | "green-5" | "green-6" | "green-7" | "green-8" | "blue-1" | "blue-2" | "blue-3" | "blue-4" | "blue-5" | "blue-6" | "blue-7" | "blue-8" | "purple-1" | "purple-2" | "purple-3" | "purple-4" | "purple-5" | "purple-6" | "purple-7" | "purple-8";
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -3004,6 +3056,8 @@ export interface components {
             type: "resign";
         };
         MeinLieberBiberMoveReward: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -3057,9 +3111,16 @@ export interface components {
             version: number;
             viewer: components["schemas"]["Viewer"];
         };
+        /** @description a move posted by its id alone: the listed legal move with that id */
+        MoveById: {
+            /** @description the id of one of the seat's listed legal moves */
+            id: number;
+            /** @description ignored */
+            label?: string;
+        };
         MoveRequest: {
-            /** @description one of the seat's legal moves, e.g. {"type": "draw"}; per game: the `…Move` schemas */
-            move: components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"];
+            /** @description one of the seat's legal moves, e.g. {"type": "draw"}, or its id alone, e.g. {"id": 3}; per game: the `…Move` schemas */
+            move: components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"] | components["schemas"]["MoveById"];
             /** @description the version the move is meant for; stale: 409 version_conflict */
             version?: number | null;
         };
@@ -3421,6 +3482,8 @@ export interface components {
         };
         ThirteenBeaversMove: components["schemas"]["ThirteenBeaversMoveGuess"] | components["schemas"]["ThirteenBeaversMoveRapids"] | components["schemas"]["ThirteenBeaversMoveAvenue"] | components["schemas"]["ThirteenBeaversMoveUseTurbo"] | components["schemas"]["ThirteenBeaversMoveDam"] | components["schemas"]["ThirteenBeaversMoveResign"];
         ThirteenBeaversMoveAvenue: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -3432,6 +3495,8 @@ export interface components {
             value: "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "10" | "11" | "12" | "13";
         };
         ThirteenBeaversMoveDam: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -3443,6 +3508,8 @@ export interface components {
         ThirteenBeaversMoveGuess: {
             /** @enum {string} */
             dir: "higher" | "lower";
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -3455,6 +3522,8 @@ export interface components {
         ThirteenBeaversMoveRapids: {
             /** @enum {string} */
             dir: "higher" | "lower";
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -3475,6 +3544,8 @@ export interface components {
             type: "resign";
         };
         ThirteenBeaversMoveUseTurbo: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
