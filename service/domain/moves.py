@@ -40,7 +40,7 @@ from engine.core import (
 from service.domain import auth, clock, lobby, seats
 from service.domain.access import Access, not_found, store_faults
 from service.domain.history import replay, stamp
-from service.domain.views import legal_for, redact, view_of
+from service.domain.views import legal_for, redact, view_of, with_ids
 from service.http.errors import ApiError, clip_echoes
 from service.ops import metrics
 from service.store.store import ApplyResult, DamagedMatch, Meta, Snapshot, Store, fingerprint
@@ -346,11 +346,14 @@ def server_moves(game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
 
 def _server_decision(game: Game, meta: Meta, snap: Snapshot, seat: int, by: str) -> Move:
     """A bot seat's choice, made from exactly that seat's view (what its GET
-    returns) and legal moves; else the game's fallback (:meth:`Game.fallback`)."""
+    returns) and legal moves (with their ids; a choice by id is logged as the
+    listed move it names); else the game's fallback (:meth:`Game.fallback`)."""
     if by == BY_BOT:
         view = view_of(game, meta, snap, seat_viewer(seat))
         choice = bots.decide(str(meta.bots[seat]), game.id, seat, meta.seed, snap.version, view,
-                             game.legal_moves(snap.state, seat))
+                             with_ids(game, game.legal_moves(snap.state, seat)))
+        if "id" in choice:
+            choice = game.posted_move(snap.state, seat, choice)
     else:
         choice = game.fallback(snap.state, seat)
     return {k: v for k, v in choice.items() if k != "label"}
