@@ -37,6 +37,7 @@ from hypothesis import strategies as st
 import bots
 from engine import REGISTRY
 from engine.core import ADMIN_VIEWER, BOOL, DECK, DECKS, HIDDEN_OPTION, INT, PERMUTATION, SEED_MAX, STRING, Game
+from service.domain.views import with_ids
 from tests.http_helpers import W1_OPTIONS, Api, strip_label
 from tests.knowledge import JSON, Model, Seat, judge_cardless, judge_events, judge_view, lists, model_for, quoted_cards
 
@@ -178,7 +179,8 @@ class Judge:
                 continue
             where = f"bot input at version {version}"
             judge_view(self.model, call["view"], admin, call["seat"], where)
-            assert call["moves"] == self.game.legal_moves(self.states[version], call["seat"]), where
+            assert call["moves"] == with_ids(self.game, self.game.legal_moves(self.states[version], call["seat"])), \
+                where
             self.out(call, where)
             bot_seed = call["seed"]
             guesses = {bot_seed, bot_seed // OLD_SEED_STEP, (bot_seed - version) // OLD_SEED_STEP, bot_seed - version}

@@ -119,7 +119,7 @@ def test_legal_moves_seat_initial_w1(api: Api, w1: Match):
     assert [strip_label(m) for m in body["moves"]] == \
         [{"type": "draw"}] + [{"type": "take_discard", "slot": j} for j in range(4)]
     for m in body["moves"]:
-        assert set(m) <= {"type", "slot", "label"}
+        assert set(m) <= {"type", "slot", "label", "id"} and "id" in m
         if "label" in m:
             assert isinstance(m["label"], str)
 

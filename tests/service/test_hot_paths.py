@@ -16,6 +16,7 @@ from typing import Any
 import fakeredis
 import pytest
 
+from engine import REGISTRY
 from service.app import create_app
 from service.http.routes.hot import HotPaths
 from service.ops.config import Settings
@@ -121,6 +122,9 @@ def _steady(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 MOVE = json.dumps({"move": W1_MOVES[0][1], "version": 0}).encode()
+#: W1's first move by its id (api.md "Moves as numbers"), alone and beside its fields
+FIRST_ID = REGISTRY.games["biberbande"].action_id(W1_MOVES[0][1])
+BY_ID = json.dumps({"move": {"id": FIRST_ID}, "version": 0}).encode()
 
 
 @pytest.mark.parametrize(("method", "tail", "query", "body", "headers", "who"), [
@@ -155,6 +159,12 @@ MOVE = json.dumps({"move": W1_MOVES[0][1], "version": 0}).encode()
     ("POST", "/moves", "", MOVE, {"Idempotency-Key": "bad key"}, 0),             # Flask 400
     ("POST", "/moves", "", MOVE, {"Content-Type": "text/plain"}, 0),             # Flask (bodies.py)
     ("POST", "/moves", "", MOVE, None, None),                                    # 401
+    ("POST", "/moves", "legal=true", BY_ID, None, 0),
+    ("POST", "/moves", "", json.dumps({"move": {**W1_MOVES[0][1], "id": FIRST_ID}}).encode(), None, 0),
+    ("POST", "/moves", "", json.dumps({"move": {"type": "draw", "id": FIRST_ID}}).encode(), None, 0),  # 422
+    ("POST", "/moves", "", json.dumps({"move": {"id": FIRST_ID + 1}}).encode(), None, 0),  # 422
+    ("POST", "/moves", "", BY_ID, None, 1),                                      # 409 not_your_turn
+    ("POST", "/moves", "", json.dumps({"move": {"id": "4"}}).encode(), None, 0),  # Flask 400
     ("POST", "/moves", "seat=5", MOVE, None, "admin"),                           # 400 seat range
 ])
 @pytest.mark.parametrize("config", CONFIGS)
