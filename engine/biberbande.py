@@ -37,7 +37,7 @@ from typing import Any
 
 from engine import core, worlds
 from engine import declaration as d
-from engine.core import ACTIVE, FINISHED, INT, Event, Move, Option, State, Turn, Viewer
+from engine.core import ACTIVE, FINISHED, INT, Draft, Event, Move, Option, State, Viewer
 
 GAME_ID = "biberbande"
 
@@ -155,7 +155,7 @@ def seat_moves(state: State, seat: int) -> list[Move]:
     return [{"type": MOVE_KNOCK}, {"type": MOVE_END_TURN}]
 
 
-def why_illegal(state: State, seat: int, move: Move, legal: list[Move]) -> str | None:
+def _why_illegal(state: State, seat: int, move: Move, legal: list[Move]) -> str | None:
     """The rule a refused move breaks (BB-4.1, BB-4.2, BB-4.5, BB-4.7, BB-1.4), or None."""
     kind = move.get("type")
     if kind == MOVE_TAKE_DISCARD and state["phase"] == PHASE_ACTION and not _is_number(state["discard"][-1]):
@@ -191,57 +191,57 @@ def _release_held(state: State) -> str:
     return code
 
 
-def _reshuffle(turn: Turn) -> None:
+def _reshuffle(draft: Draft) -> None:
     """BB-3.6: all but the top discard, shuffled with key k, become the draw pile."""
-    state = turn.state
+    state = draft.state
     state["reshuffles"] += 1
     pile = state["discard"][:-1]
     key = core.reshuffle_key(GAME_ID, state["seed"], state["round"], state["reshuffles"])
     state["draw"] = CODEC.encode(core.seeded_shuffle(CODEC.decode(pile), key))
     state["discard"] = state["discard"][-1]
-    turn.emit(EVENT_RESHUFFLED, None, count=state["reshuffles"])
+    draft.emit(EVENT_RESHUFFLED, None, count=state["reshuffles"])
 
 
-def _take_top(turn: Turn) -> str | None:
+def _take_top(draft: Draft) -> str | None:
     """Draw the next card (reshuffling first if needed, D6); None when stuck (BB-4.10)."""
-    state = turn.state
+    state = draft.state
     if not state["draw"]:
         if len(state["discard"]) <= 1:
             return None
-        _reshuffle(turn)
+        _reshuffle(draft)
     code: str = state["draw"][0]
     state["draw"] = state["draw"][1:]
     return code
 
 
-def _draw_to_hand(turn: Turn, seat: int, stage: str) -> bool:
+def _draw_to_hand(draft: Draft, seat: int, stage: str) -> bool:
     """Draw into the held card (BB-4.1, BB-4.3, BB-4.4); False when stuck."""
-    code = _take_top(turn)
+    code = _take_top(draft)
     if code is None:
         return False
-    state = turn.state
+    state = draft.state
     state["held"], state["stage"], state["phase"] = code, stage, PHASE_DRAWN
-    turn.emit(EVENT_DREW, seat, card=CODEC.card[code], stage=stage)
+    draft.emit(EVENT_DREW, seat, card=CODEC.card[code], stage=stage)
     return True
 
 
 # --- setup (BB-3) --------------------------------------------------------------------
-def setup(turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
+def setup(draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
     """BB-2, BB-3: the match from validated options, then round 1."""
     decks = options.get("decks") or ([options["deck"]] if options.get("deck") else [])
-    turn.state.update({
+    draft.state.update({
         "status": ACTIVE, "result": None, "names": list(names), "seed": seed,
         "first_seat": options["first_seat"], "rounds": options["rounds"],
         "recall": options["recall"], "turn_limit": options["turn_limit"],
         "decks": [CODEC.encode(d) for d in decks],
         "scores": [0] * len(names), "history": [], "round": 0,
     })
-    _start_round(turn, 1)
+    _start_round(draft, 1)
 
 
-def _start_round(turn: Turn, round_no: int) -> None:
+def _start_round(draft: Draft, round_no: int) -> None:
     """BB-3.1–BB-3.5: deal round r and give turn 1 to its starter."""
-    state = turn.state
+    state = draft.state
     n = _n(state)
     starter = _starter(state, round_no)
     stacked = {"decks": [CODEC.decode(d) for d in state["decks"]]}
@@ -256,65 +256,65 @@ def _start_round(turn: Turn, round_no: int) -> None:
         "known": [[core.only(s) if j in OUTER_SLOTS else core.NOBODY for j in SLOTS]
                   for s in range(n)],
     })
-    turn.emit(EVENT_ROUND_STARTED, None, round=round_no, starter=starter)
-    turn.emit(EVENT_DEALT, None, displays=[CODEC.decode(row) for row in display],
+    draft.emit(EVENT_ROUND_STARTED, None, round=round_no, starter=starter)
+    draft.emit(EVENT_DEALT, None, displays=[CODEC.decode(row) for row in display],
               discard=[CODEC.card[deck[4 * n]]])
-    turn.emit(EVENT_TURN_STARTED, starter, turn=1)
+    draft.emit(EVENT_TURN_STARTED, starter, turn=1)
 
 
 # --- turn sequencing (BB-4.5, BB-4.6, BB-4.8) ----------------------------------------
-def _action_complete(turn: Turn) -> None:
+def _action_complete(draft: Draft) -> None:
     """BB-4.6: last turn after a knock → round end; else knock decision (BB-4.5) or next turn."""
-    state = turn.state
+    state = draft.state
     if state["knock_turn"] is not None and state["turn"] == _last_turn(state):
-        _end_round(turn, REASON_KNOCK)
+        _end_round(draft, REASON_KNOCK)
     elif state["knocker"] is None and state["turn"] >= _n(state):
         state["phase"] = PHASE_KNOCK
     else:
-        _next_turn(turn)
+        _next_turn(draft)
 
 
-def _next_turn(turn: Turn) -> None:
+def _next_turn(draft: Draft) -> None:
     """BB-4.8; BB-4.10: an action phase without legal moves ends the round."""
-    state = turn.state
+    state = draft.state
     state["turn"] += 1
     state["phase"] = PHASE_ACTION
-    turn.emit(EVENT_TURN_STARTED, _current(state), turn=state["turn"])
+    draft.emit(EVENT_TURN_STARTED, _current(state), turn=state["turn"])
     if not _action_moves(state):
-        _end_round(turn, REASON_STUCK)
+        _end_round(draft, REASON_STUCK)
 
 
 # --- end of round, scoring, end of match (BB-6) ----------------------------------------
-def _end_round(turn: Turn, reason: str) -> None:
+def _end_round(draft: Draft, reason: str) -> None:
     """BB-6.1–BB-6.4: reveal, replace specials, score, then next round or match end."""
-    state = turn.state
+    state = draft.state
     n = _n(state)
-    turn.emit(EVENT_ROUND_ENDED, None, reason=reason, knocker=state["knocker"],
+    draft.emit(EVENT_ROUND_ENDED, None, reason=reason, knocker=state["knocker"],
               displays=[CODEC.decode(row) for row in state["display"]])
     state["known"] = [[core.everyone(n)] * 4 for _ in range(n)]  # BB-6.1: all revealed
     first = state["knocker"] if state["knocker"] is not None else _starter(state)
     for seat in core.seats_from(first, n):
         for slot in SLOTS:
             if not _is_number(state["display"][seat][slot]):
-                _replace(turn, seat, slot)
+                _replace(draft, seat, slot)
     points = [_points(row) for row in state["display"]]
     state["scores"] = [a + b for a, b in zip(state["scores"], points)]
     state["history"].append([state["knocker"], reason, "".join(state["display"])])
-    turn.emit(EVENT_ROUND_SCORED, None, round=state["round"], points=points, scores=list(state["scores"]))
+    draft.emit(EVENT_ROUND_SCORED, None, round=state["round"], points=points, scores=list(state["scores"]))
     if state["round"] < state["rounds"]:
-        _start_round(turn, state["round"] + 1)
+        _start_round(draft, state["round"] + 1)
     else:
-        _end_match(turn)
+        _end_match(draft)
 
 
-def _replace(turn: Turn, seat: int, slot: int) -> None:
+def _replace(draft: Draft, seat: int, slot: int) -> None:
     """BB-6.2, D13: draw until a number; drawn specials are discarded at once."""
-    state = turn.state
+    state = draft.state
     special = state["display"][seat][slot]
     drawn_specials: list[str] = []
     number = None
     while number is None:
-        code = _take_top(turn)
+        code = _take_top(draft)
         if code is None:  # BB-4.10: the special stays and scores 0
             break
         if _is_number(code):
@@ -325,115 +325,115 @@ def _replace(turn: Turn, seat: int, slot: int) -> None:
     if number is not None:
         _put(state, seat, slot, number)
         _discard(state, special)
-    turn.emit(EVENT_REPLACED, seat, slot=slot, special=CODEC.card[special], discarded=drawn_specials,
+    draft.emit(EVENT_REPLACED, seat, slot=slot, special=CODEC.card[special], discarded=drawn_specials,
               card=None if number is None else CODEC.card[number])
 
 
-def _end_match(turn: Turn) -> None:
+def _end_match(draft: Draft) -> None:
     """BB-6.4, BB-6.5: lowest total wins; ties share a place (D18)."""
-    state = turn.state
+    state = draft.state
     state.update({"status": FINISHED, "phase": PHASE_FINISHED,
                   "result": core.make_result(state["scores"], lowest_wins=True)})
-    turn.emit(EVENT_MATCH_ENDED, None, result=core.make_result(state["scores"], lowest_wins=True))
+    draft.emit(EVENT_MATCH_ENDED, None, result=core.make_result(state["scores"], lowest_wins=True))
 
 
 # --- move handlers (BB-4) ----------------------------------------------------------------
-def do_draw(turn: Turn, seat: int, move: Move) -> None:
+def do_draw(draft: Draft, seat: int, move: Move) -> None:
     """Action A (BB-4.1) or the second draw of Draw Twice (BB-4.4)."""
-    stage = STAGE_ACTION if turn.state["phase"] == PHASE_ACTION else STAGE_DRAW2_SECOND
-    _draw_to_hand(turn, seat, stage)
+    stage = STAGE_ACTION if draft.state["phase"] == PHASE_ACTION else STAGE_DRAW2_SECOND
+    _draw_to_hand(draft, seat, stage)
 
 
-def do_take_discard(turn: Turn, seat: int, move: Move) -> None:
+def do_take_discard(draft: Draft, seat: int, move: Move) -> None:
     """Action B (BB-4.1): the face-up card becomes known to all (BB-5.5, D15)."""
-    state = turn.state
+    state = draft.state
     slot = move["slot"]
     card = state["discard"][-1]
     state["discard"] = state["discard"][:-1]
     old = _put(state, seat, slot, card)
     _discard(state, old)
     state["known"][seat][slot] = core.everyone(_n(state))
-    turn.emit(EVENT_TOOK_DISCARD, seat, slot=slot, card=CODEC.card[card], discarded=CODEC.card[old])
-    _action_complete(turn)
+    draft.emit(EVENT_TOOK_DISCARD, seat, slot=slot, card=CODEC.card[card], discarded=CODEC.card[old])
+    _action_complete(draft)
 
 
-def do_swap_drawn(turn: Turn, seat: int, move: Move) -> None:
+def do_swap_drawn(draft: Draft, seat: int, move: Move) -> None:
     """BB-4.3: the slot card goes face up, the held number takes its place (known to the placer)."""
-    state = turn.state
+    state = draft.state
     slot = move["slot"]
     held = state["held"]
     state["held"] = state["stage"] = None
     old = _put(state, seat, slot, held)
     _discard(state, old)
     state["known"][seat][slot] = core.only(seat)
-    turn.emit(EVENT_SWAPPED_DRAWN, seat, slot=slot, card=CODEC.card[held], discarded=CODEC.card[old])
-    _action_complete(turn)
+    draft.emit(EVENT_SWAPPED_DRAWN, seat, slot=slot, card=CODEC.card[held], discarded=CODEC.card[old])
+    _action_complete(draft)
 
 
-def do_discard_drawn(turn: Turn, seat: int, move: Move) -> None:
+def do_discard_drawn(draft: Draft, seat: int, move: Move) -> None:
     """BB-4.3: discarding the first Draw Twice card unused allows a second draw (D8)."""
-    state = turn.state
+    state = draft.state
     first_of_draw2 = state["stage"] == STAGE_DRAW2_FIRST
     card = _release_held(state)
-    turn.emit(EVENT_DISCARDED_DRAWN, seat, card=CODEC.card[card])
+    draft.emit(EVENT_DISCARDED_DRAWN, seat, card=CODEC.card[card])
     if first_of_draw2:
         state["phase"] = PHASE_SECOND_DRAW
     else:
-        _action_complete(turn)
+        _action_complete(draft)
 
 
-def do_use_swap(turn: Turn, seat: int, move: Move) -> None:
+def do_use_swap(draft: Draft, seat: int, move: Move) -> None:
     """BB-4.3: exchange own slot j with seat s's slot u; knowers move with the cards (BB-5.5)."""
-    state = turn.state
+    state = draft.state
     _release_held(state)
     slot, other, other_slot = move["slot"], move["target_seat"], move["target_slot"]
     mine = _put(state, seat, slot, state["display"][other][other_slot])
     _put(state, other, other_slot, mine)
     known = state["known"]
     known[seat][slot], known[other][other_slot] = known[other][other_slot], known[seat][slot]
-    turn.emit(EVENT_USED_SWAP, seat, slot=slot, target_seat=other, target_slot=other_slot)
-    _action_complete(turn)
+    draft.emit(EVENT_USED_SWAP, seat, slot=slot, target_seat=other, target_slot=other_slot)
+    _action_complete(draft)
 
 
-def do_use_peek(turn: Turn, seat: int, move: Move) -> None:
+def do_use_peek(draft: Draft, seat: int, move: Move) -> None:
     """BB-4.3: look at an own card (D10)."""
-    state = turn.state
+    state = draft.state
     _release_held(state)
     slot = move["slot"]
     state["known"][seat][slot] |= core.only(seat)
-    turn.emit(EVENT_USED_PEEK, seat, slot=slot, card=CODEC.card[state["display"][seat][slot]])
-    _action_complete(turn)
+    draft.emit(EVENT_USED_PEEK, seat, slot=slot, card=CODEC.card[state["display"][seat][slot]])
+    _action_complete(draft)
 
 
-def do_use_draw2(turn: Turn, seat: int, move: Move) -> None:
+def do_use_draw2(draft: Draft, seat: int, move: Move) -> None:
     """BB-4.3, D8: the first draw is automatic (BB-4.10: none when stuck)."""
-    _release_held(turn.state)
-    turn.emit(EVENT_USED_DRAW2, seat)
-    if not _draw_to_hand(turn, seat, STAGE_DRAW2_FIRST):
-        _action_complete(turn)
+    _release_held(draft.state)
+    draft.emit(EVENT_USED_DRAW2, seat)
+    if not _draw_to_hand(draft, seat, STAGE_DRAW2_FIRST):
+        _action_complete(draft)
 
 
-def do_skip_draw(turn: Turn, seat: int, move: Move) -> None:
+def do_skip_draw(draft: Draft, seat: int, move: Move) -> None:
     """BB-4.4: no second draw."""
-    turn.emit(EVENT_SKIPPED_DRAW, seat)
-    _action_complete(turn)
+    draft.emit(EVENT_SKIPPED_DRAW, seat)
+    _action_complete(draft)
 
 
-def do_knock(turn: Turn, seat: int, move: Move) -> None:
+def do_knock(draft: Draft, seat: int, move: Move) -> None:
     """BB-4.7: knock_turn = t; the others get one more turn each."""
-    state = turn.state
+    state = draft.state
     state["knocker"], state["knock_turn"] = seat, state["turn"]
-    turn.emit(EVENT_KNOCKED, seat, turn=state["turn"])
-    _next_turn(turn)
+    draft.emit(EVENT_KNOCKED, seat, turn=state["turn"])
+    _next_turn(draft)
 
 
-def do_end_turn(turn: Turn, seat: int, move: Move) -> None:
+def do_end_turn(draft: Draft, seat: int, move: Move) -> None:
     """BB-4.7, BB-4.9: the round ends after turn T when nobody knocked."""
-    turn.emit(EVENT_ENDED_TURN, seat)
-    if turn.state["turn"] == _max_turn(turn.state):
-        _end_round(turn, REASON_TURN_LIMIT)
+    draft.emit(EVENT_ENDED_TURN, seat)
+    if draft.state["turn"] == _max_turn(draft.state):
+        _end_round(draft, REASON_TURN_LIMIT)
     else:
-        _next_turn(turn)
+        _next_turn(draft)
 
 
 HANDLERS = {
@@ -747,8 +747,8 @@ class Biberbande(core.Game):
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return list(CANONICAL)
 
-    def setup(self, turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
-        setup(turn, names, seed, options)
+    def setup(self, draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
+        setup(draft, names, seed, options)
 
     def to_act(self, state: State) -> list[int]:
         return [_current(state)] if state["status"] == ACTIVE else []
@@ -763,7 +763,7 @@ class Biberbande(core.Game):
         return board_view(state, viewer)
 
     def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
-        return why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
+        return _why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
 
     def deal_world(self, state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
         return deal_world(state, seat, seed, events)

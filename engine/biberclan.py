@@ -35,7 +35,7 @@ from typing import Any
 
 from engine import core, worlds
 from engine import declaration as d
-from engine.core import ACTIVE, FINISHED, Event, Game, Move, Option, State, Turn, Viewer
+from engine.core import ACTIVE, FINISHED, Draft, Event, Game, Move, Option, State, Viewer
 
 GAME_ID = "biberclan"
 
@@ -291,7 +291,12 @@ def seat_moves_like(state: State, seat: int, move: Move) -> list[Move]:
     return placements(named, seat) if kind == MOVE_PLACE else replacements(named, seat, geometry_of(castles[seat]))
 
 
-def explain_slot(state: State, actor: int, move: Move) -> str | None:
+def _why_illegal(state: State, seat: int, move: Move, legal: list[Move]) -> str | None:
+    """The slot rule a move of a possible type breaks, or None (BC-5.8)."""
+    return _why_illegal_slot(state, seat, move) if move.get("type") in {m["type"] for m in legal} else None
+
+
+def _why_illegal_slot(state: State, actor: int, move: Move) -> str | None:
     """Why a move of a possible type names a slot it may not use, from
     public information only (BC-5.8)."""
     target = move.get("target", actor)
@@ -356,17 +361,17 @@ def round_order(state: State, round_no: int) -> list[str]:
 # Turn, round and match flow on the working state (BC-3.2, BC-4.2, BC-4.10,
 # BC-4.11, BC-6.3 … BC-6.7)
 # ==========================================================================
-def take_held(turn: Turn) -> Held:
+def take_held(draft: Draft) -> Held:
     """The held card leaves the hand (the caller says where it goes)."""
-    held: Held = turn.state["held"]
-    turn.state["held"] = None
+    held: Held = draft.state["held"]
+    draft.state["held"] = None
     return held
 
 
-def draw_card(turn: Turn) -> str | None:
+def draw_card(draft: Draft) -> str | None:
     """Take the top card, reshuffling the discard first when the pile is empty
     (BC-4.10, D17).  ``None`` only if both are empty (unreachable, BC-10.4)."""
-    state = turn.state
+    state = draft.state
     if not state["draw"]:
         if not state["discard"]:
             return None
@@ -374,199 +379,199 @@ def draw_card(turn: Turn) -> str | None:
         key = core.reshuffle_key(GAME_ID, state["seed"], state["round"], state["reshuffles"])
         state["draw"] = core.seeded_shuffle(state["discard"], key)            # BC-3.1, D25
         state["discard"] = []
-        turn.emit(EVENT_RESHUFFLED, None, count=state["reshuffles"])      # k, as reshuffle_key
+        draft.emit(EVENT_RESHUFFLED, None, count=state["reshuffles"])      # k, as reshuffle_key
     card: str = state["draw"].pop(0)
     return card
 
 
-def start_turn(turn: Turn) -> None:
+def start_turn(draft: Draft) -> None:
     """BC-4.2: automatic draws for the seat to act until it holds a card with
     a decision; void specials go to the box (D5, D6)."""
-    state = turn.state
+    state = draft.state
     actor = state["seat"]
     while True:
-        card = draw_card(turn)
+        card = draw_card(draft)
         if card is None:
-            end_round(turn, REASON_TURN_LIMIT)
+            end_round(draft, REASON_TURN_LIMIT)
             return
         if is_number(card):
-            turn.emit(EVENT_DREW, actor, kind=KIND_NUMBER, card=card)
+            draft.emit(EVENT_DREW, actor, kind=KIND_NUMBER, card=card)
             state["held"] = {"kind": KIND_NUMBER, "card": card, "knowers": core.only(actor), "public": False,
                              "from": None}
             state["phase"] = PHASE_PLACE
             return
-        turn.emit(EVENT_DREW, actor, kind=KIND_SPECIAL, card=card)
+        draft.emit(EVENT_DREW, actor, kind=KIND_SPECIAL, card=card)
         if special_moves(state, actor, card):
             state["held"] = {"kind": KIND_SPECIAL, "card": card, "knowers": core.everyone(len(state["names"])),
                              "public": True, "from": None}
             state["phase"] = PHASE_SPECIAL
             return
-        turn.emit(EVENT_SPECIAL_VOID, actor, card=card)
+        draft.emit(EVENT_SPECIAL_VOID, actor, card=card)
         state["box"].append(card)
 
 
-def finish_special(turn: Turn) -> None:
+def finish_special(draft: Draft) -> None:
     """BC-4.10: the used special goes to the box; the actor draws again."""
-    turn.state["box"].append(take_held(turn)["card"])
-    start_turn(turn)
+    draft.state["box"].append(take_held(draft)["card"])
+    start_turn(draft)
 
 
-def end_turn(turn: Turn) -> None:
+def end_turn(draft: Draft) -> None:
     """BC-4.11: fifth-card rule, final lap, turn count, round end or next turn."""
-    state = turn.state
+    state = draft.state
     actor, n = state["seat"], len(state["names"])
     if card_count(state["castles"][actor]) == CASTLE_SIZE and state["finisher"] is None:
         state["finisher"] = actor
         state["final_turns"] = [core.seat_after(actor, n, k) for k in range(1, n)]
-        turn.emit(EVENT_CASTLE_COMPLETED, actor, final_turns=list(state["final_turns"]))
+        draft.emit(EVENT_CASTLE_COMPLETED, actor, final_turns=list(state["final_turns"]))
     elif actor in state["final_turns"]:
         state["final_turns"].remove(actor)
     state["turns"] += 1
     if state["finisher"] is not None and not state["final_turns"]:
-        end_round(turn, REASON_CASTLE)
+        end_round(draft, REASON_CASTLE)
     elif state["finisher"] is None and state["turns"] == state["max_turns"]:
-        end_round(turn, REASON_TURN_LIMIT)
+        end_round(draft, REASON_TURN_LIMIT)
     else:
         state["seat"] = core.seat_after(actor, n)
-        start_turn(turn)
+        start_turn(draft)
 
 
-def end_round(turn: Turn, reason: str) -> None:
+def end_round(draft: Draft, reason: str) -> None:
     """BC-6.3 … BC-6.6: score, reveal (BC-5.7), then end the match or start
     the next round."""
-    state = turn.state
+    state = draft.state
     body = score_round(state, reason)
-    turn.emit(EVENT_ROUND_ENDED, None, **core.clone(body))
+    draft.emit(EVENT_ROUND_ENDED, None, **core.clone(body))
     state["round_scores"].append(body["scores"])
     state["scores"] = body["totals"]
     state["last_round"] = body
     state["held"] = None
     if body["five_of_a_kind"]:
-        finish_match(turn, REASON_FIVE_OF_A_KIND, body["five_of_a_kind"])
+        finish_match(draft, REASON_FIVE_OF_A_KIND, body["five_of_a_kind"])
     elif state["round"] == state["rounds"]:
-        finish_match(turn, REASON_ROUNDS, [])
+        finish_match(draft, REASON_ROUNDS, [])
     else:
         start = body["finisher"] if body["finisher"] is not None \
             else core.seat_after(state["seat"], len(state["names"]))      # BC-6.6, D19
-        start_round(turn, state["round"] + 1, start)
+        start_round(draft, state["round"] + 1, start)
 
 
-def finish_match(turn: Turn, reason: str, five: list[int]) -> None:
+def finish_match(draft: Draft, reason: str, five: list[int]) -> None:
     """BC-6.7: result, status and phase finished, nobody to act."""
-    state = turn.state
+    state = draft.state
     result = core.make_result(state["scores"], lowest_wins=False, first_group=five)
     state.update(status=FINISHED, phase=PHASE_FINISHED, result=result)
-    turn.emit(EVENT_MATCH_ENDED, None, reason=reason, result=core.clone(result))
+    draft.emit(EVENT_MATCH_ENDED, None, reason=reason, result=core.clone(result))
 
 
-def start_round(turn: Turn, round_no: int, start_seat: int) -> None:
+def start_round(draft: Draft, round_no: int, start_seat: int) -> None:
     """BC-3.1, BC-3.2: gather all cards, take the round's draw order, empty
     castles, first automatic draw."""
-    state = turn.state
+    state = draft.state
     n = len(state["names"])
     state.update(
         round=round_no, start_seat=start_seat, seat=start_seat, turns=0, finisher=None, final_turns=[],
         castles=[[None] * CASTLE_SIZE for _ in range(n)], discard=[], box=[], held=None, reshuffles=0,
         draw=round_order(state, round_no),
     )
-    turn.emit(EVENT_ROUND_STARTED, None, round=round_no, start_seat=start_seat)
-    start_turn(turn)
+    draft.emit(EVENT_ROUND_STARTED, None, round=round_no, start_seat=start_seat)
+    start_turn(draft)
 
 
 # ==========================================================================
 # Setup (BC-3) and move handlers (BC-4.3 … BC-4.9)
 # ==========================================================================
-def setup(turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
+def setup(draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
     """BC-3: round 1 from ``deck``/``decks[0]`` or the seed."""
     decks = options.get("decks") or ([options["deck"]] if options.get("deck") else [])
-    turn.state.update({
+    draft.state.update({
         "status": ACTIVE, "result": None, "names": list(names), "seed": seed,
         "rounds": options["rounds"], "max_turns": options["max_turns"], "recall": options["recall"],
         "with_biberbande": options["with_biberbande"], "decks": [CODEC.encode(d) for d in decks],
         "phase": PHASE_PLACE, "scores": [0] * len(names), "round_scores": [], "last_round": None,
     })
-    start_round(turn, 1, options["first_seat"])
+    start_round(draft, 1, options["first_seat"])
 
 
-def do_place(turn: Turn, seat: int, move: Move) -> None:
+def do_place(draft: Draft, seat: int, move: Move) -> None:
     """BC-4.3: the held number goes to a free legal slot; the turn ends."""
-    state = turn.state
-    held = take_held(turn)
+    state = draft.state
+    held = take_held(draft)
     state["castles"][move["target"]][SLOT_INDEX[move["slot"]]] = \
         castle_card(held, move["face"], len(state["names"]))
-    turn.emit(EVENT_PLACED, seat, target=move["target"], slot=move["slot"], face=move["face"], card=held["card"])
-    end_turn(turn)
+    draft.emit(EVENT_PLACED, seat, target=move["target"], slot=move["slot"], face=move["face"], card=held["card"])
+    end_turn(draft)
 
 
-def do_replace(turn: Turn, seat: int, move: Move) -> None:
+def do_replace(draft: Draft, seat: int, move: Move) -> None:
     """BC-4.4: own castle → the old card to the discard, turn ends; another
     castle → the actor holds and sees the stolen card (D12), phase stash."""
-    state = turn.state
-    held = take_held(turn)
+    state = draft.state
+    held = take_held(draft)
     target, i = move["target"], SLOT_INDEX[move["slot"]]
     old = state["castles"][target][i]
     state["castles"][target][i] = castle_card(held, move["face"], len(state["names"]))
-    turn.emit(EVENT_REPLACED, seat, target=target, slot=move["slot"], face=move["face"], card=held["card"],
+    draft.emit(EVENT_REPLACED, seat, target=target, slot=move["slot"], face=move["face"], card=held["card"],
               removed=old["card"], removed_face=old["face"])
     if target == seat:
         state["discard"].append(old["card"])
-        end_turn(turn)
+        end_turn(draft)
         return
     state["held"] = {"kind": KIND_REMOVED, "card": old["card"], "knowers": old["knowers"] | core.only(seat),
                      "public": old["face"] == UP, "from": {"target": target, "slot": move["slot"]}}
     state["phase"] = PHASE_STASH
 
 
-def do_stash(turn: Turn, seat: int, move: Move) -> None:
+def do_stash(draft: Draft, seat: int, move: Move) -> None:
     """BC-4.5: the stolen card to a free legal slot of the actor's castle.
 
     The event also carries ``removed_face`` (the face the card had where it
     was stolen) so that redaction can tell a public card (BC-5.6)."""
-    state = turn.state
-    held = take_held(turn)
+    state = draft.state
+    held = take_held(draft)
     state["castles"][seat][SLOT_INDEX[move["slot"]]] = castle_card(held, move["face"], len(state["names"]))
-    turn.emit(EVENT_STASHED, seat, slot=move["slot"], face=move["face"], card=held["card"],
+    draft.emit(EVENT_STASHED, seat, slot=move["slot"], face=move["face"], card=held["card"],
               removed_face=UP if held["public"] else DOWN)
-    end_turn(turn)
+    end_turn(draft)
 
 
-def do_clear(turn: Turn, seat: int, move: Move) -> None:
+def do_clear(draft: Draft, seat: int, move: Move) -> None:
     """BC-4.6: an unprotected card goes face up on the discard."""
-    state = turn.state
+    state = draft.state
     i = SLOT_INDEX[move["slot"]]
     old = state["castles"][move["target"]][i]
     state["castles"][move["target"]][i] = None
     state["discard"].append(old["card"])
-    turn.emit(EVENT_CLEARED, seat, target=move["target"], slot=move["slot"], face=old["face"], card=old["card"])
-    finish_special(turn)
+    draft.emit(EVENT_CLEARED, seat, target=move["target"], slot=move["slot"], face=old["face"], card=old["card"])
+    finish_special(draft)
 
 
-def do_flip(turn: Turn, seat: int, move: Move) -> None:
+def do_flip(draft: Draft, seat: int, move: Move) -> None:
     """BC-4.7: an unprotected card is turned over (its value becomes public)."""
-    state = turn.state
+    state = draft.state
     card = state["castles"][move["target"]][SLOT_INDEX[move["slot"]]]
     card["face"] = DOWN if card["face"] == UP else UP
     card["knowers"] = core.everyone(len(state["names"]))
-    turn.emit(EVENT_FLIPPED, seat, target=move["target"], slot=move["slot"], face=card["face"], card=card["card"])
-    finish_special(turn)
+    draft.emit(EVENT_FLIPPED, seat, target=move["target"], slot=move["slot"], face=card["face"], card=card["card"])
+    finish_special(draft)
 
 
-def do_swap(turn: Turn, seat: int, move: Move) -> None:
+def do_swap(draft: Draft, seat: int, move: Move) -> None:
     """BC-4.8: two unprotected cards of different castles change places with
     their faces (and their knowers: the movement is public)."""
-    castles = turn.state["castles"]
+    castles = draft.state["castles"]
     ta, ia, tb, ib = move["target_a"], SLOT_INDEX[move["slot_a"]], move["target_b"], SLOT_INDEX[move["slot_b"]]
     castles[ta][ia], castles[tb][ib] = castles[tb][ib], castles[ta][ia]
-    turn.emit(EVENT_SWAPPED, seat, target_a=ta, slot_a=move["slot_a"], target_b=tb, slot_b=move["slot_b"])
-    finish_special(turn)
+    draft.emit(EVENT_SWAPPED, seat, target_a=ta, slot_a=move["slot_a"], target_b=tb, slot_b=move["slot_b"])
+    finish_special(draft)
 
 
-def do_peek(turn: Turn, seat: int, move: Move) -> None:
+def do_peek(draft: Draft, seat: int, move: Move) -> None:
     """BC-4.9: the actor looks at an unprotected face-down card."""
-    card = turn.state["castles"][move["target"]][SLOT_INDEX[move["slot"]]]
+    card = draft.state["castles"][move["target"]][SLOT_INDEX[move["slot"]]]
     card["knowers"] |= core.only(seat)
-    turn.emit(EVENT_PEEKED, seat, target=move["target"], slot=move["slot"], card=card["card"])
-    finish_special(turn)
+    draft.emit(EVENT_PEEKED, seat, target=move["target"], slot=move["slot"], card=card["card"])
+    finish_special(draft)
 
 
 HANDLERS: dict[str, core.Handler] = {
@@ -960,8 +965,8 @@ class BiberClan(Game):
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return canonical(bool(options.get("with_biberbande")))
 
-    def setup(self, turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
-        setup(turn, names, seed, options)
+    def setup(self, draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
+        setup(draft, names, seed, options)
 
     def to_act(self, state: State) -> list[int]:
         """BC-10.3: exactly the seat whose turn it is, while active."""
@@ -981,8 +986,7 @@ class BiberClan(Game):
 
     def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
         """A reason from public information only (BC-5.8)."""
-        reason = explain_slot(state, seat, move) if move.get("type") in {m["type"] for m in legal} else None
-        return reason or super().why_illegal(state, seat, move, legal)
+        return _why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
 
     def deal_world(self, state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
         return deal_world(state, seat, seed, events)

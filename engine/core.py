@@ -508,8 +508,10 @@ def rank_resigned(result: dict[str, Any], order: Sequence[int]) -> dict[str, Any
 # A move (or the setup) being applied: the game's working copy of the state
 # and the events it emits, each checked against the declaration.
 # --------------------------------------------------------------------------
-class Turn:
-    """Working state of one apply: ``state`` (a private copy) and ``events``."""
+class Draft:
+    """The draft of one move (or the setup): ``state``, a private working copy
+    the handlers change, and the ``events`` they emit.  Nothing of it is kept
+    unless the whole move succeeds."""
 
     def __init__(self, game: Game, state: State):
         self.game = game
@@ -531,7 +533,7 @@ class Turn:
         return event
 
 
-#: A move handler: applies one legal move of ``seat`` to ``turn``.
+#: A move handler: applies one legal move of ``seat`` to ``draft``.
 Handler = Callable[[Any, int, Move], None]
 
 
@@ -563,8 +565,8 @@ class Game:
     summary: ClassVar[str] = ""
     #: prefix of the rule ids in ``docs/games/<id>.md`` (``BB`` for ``BB-4.2``)
     rule_prefix: ClassVar[str]
-    #: the class of the working state handed to handlers (a game may extend it)
-    turn_class: ClassVar[type[Turn]] = Turn
+    #: the class of the draft handed to handlers (a game may extend it)
+    draft_class: ClassVar[type[Draft]] = Draft
     #: the game's safe fallback moves, by type, most preferred first (see
     #: :meth:`fallback`); empty when its rules name none
     fallback_types: ClassVar[tuple[str, ...]] = ()
@@ -590,8 +592,8 @@ class Game:
     def check_options(self, players: int, options: dict[str, Any]) -> None:
         """Extra cross-option checks; raise :class:`InvalidOptions`."""
 
-    def setup(self, turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
-        """Fill ``turn.state`` (empty) with a new match and emit its setup
+    def setup(self, draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
+        """Fill ``draft.state`` (empty) with a new match and emit its setup
         events (options already validated)."""
         raise NotImplementedError
 
@@ -686,9 +688,9 @@ class Game:
 
     def new_state(self, names: list[str], seed: int, options: dict[str, Any]) -> tuple[State, list[Event]]:
         """Set up a match from validated options: its state and setup events."""
-        turn = self.turn_class(self, {})
-        self.setup(turn, names, seed, options)
-        return turn.state, self.checked(turn.events)
+        draft = self.draft_class(self, {})
+        self.setup(draft, names, seed, options)
+        return draft.state, self.checked(draft.events)
 
     def sample_world(self, state: State, seat: int, seed: int, events: Sequence[Event] = ()) -> State:
         """A world: a determinization of ``state`` for ``seat`` (contract
@@ -718,21 +720,21 @@ class Game:
         the clock (``by="clock"``) starts with ``timed_out {seat}`` (with the
         ``reason`` of a webhook seat's fallback, :data:`TIMED_OUT_REASONS`); a
         match ending with resigned seats ranks them last (:func:`rank_resigned`)."""
-        turn = self.turn_class(self, self.copy_state(state))
+        draft = self.draft_class(self, self.copy_state(state))
         if by == BY_CLOCK:
-            turn.emit(EVENT_TIMED_OUT, seat, **({} if reason is None else {"reason": reason}))
-        self.handlers[move["type"]](turn, seat, move)
-        order = resigned_seats(turn.state)
-        if order and self.status(turn.state) == FINISHED:
-            self._rank_resigned(turn, order)
-        return turn.state, self.checked(turn.events)
+            draft.emit(EVENT_TIMED_OUT, seat, **({} if reason is None else {"reason": reason}))
+        self.handlers[move["type"]](draft, seat, move)
+        order = resigned_seats(draft.state)
+        if order and self.status(draft.state) == FINISHED:
+            self._rank_resigned(draft, order)
+        return draft.state, self.checked(draft.events)
 
-    def _rank_resigned(self, turn: Turn, order: list[int]) -> None:
+    def _rank_resigned(self, draft: Draft, order: list[int]) -> None:
         """Resigned seats below all others, in the state's result and in the
         ``match_ended`` event (its ``result`` or ``winners``)."""
-        result = rank_resigned(turn.state["result"], order)
-        turn.state["result"] = result
-        for event in turn.events:
+        result = rank_resigned(draft.state["result"], order)
+        draft.state["result"] = result
+        for event in draft.events:
             if event["type"] == EVENT_MATCH_ENDED:
                 if "result" in event:
                     event["result"] = clone(result)
@@ -770,22 +772,22 @@ class Game:
             raise IllegalMove(f"seat {seat} has resigned already")
         if set(move) - {"type", "label"}:
             raise IllegalMove("resign takes no parameters: post {\"type\": \"resign\"}")
-        turn = self.turn_class(self, self.copy_state(state))
+        draft = self.draft_class(self, self.copy_state(state))
         order.append(seat)
-        turn.state["resigned"] = order
-        turn.emit(EVENT_RESIGNED, seat)
+        draft.state["resigned"] = order
+        draft.emit(EVENT_RESIGNED, seat)
         left = [s for s in range(len(self.scores_of(state))) if s not in order]
         if len(left) == 1:
-            self._end_by_resignation(turn, left[0], order)
-        return turn.state, self.checked(turn.events)
+            self._end_by_resignation(draft, left[0], order)
+        return draft.state, self.checked(draft.events)
 
-    def _end_by_resignation(self, turn: Turn, winner: int, order: list[int]) -> None:
+    def _end_by_resignation(self, draft: Draft, winner: int, order: list[int]) -> None:
         """The last seat that has not resigned wins at once; the others rank
         below it, the later resigner above the earlier."""
-        result = {"scores": self.scores_of(turn.state), "ranking": [[winner], *([s] for s in reversed(order))],
+        result = {"scores": self.scores_of(draft.state), "ranking": [[winner], *([s] for s in reversed(order))],
                   "winners": [winner], "reason": "resigned"}
-        turn.state.update(status=FINISHED, phase=self.finished_phase, result=result)
-        turn.emit(EVENT_MATCH_ENDED, None, reason="resigned", result=clone(result))
+        draft.state.update(status=FINISHED, phase=self.finished_phase, result=result)
+        draft.emit(EVENT_MATCH_ENDED, None, reason="resigned", result=clone(result))
 
     def fallback(self, state: State, seat: int) -> Move:
         """The move the server plays for ``seat`` (to act) when its clock runs

@@ -51,13 +51,13 @@ from engine.core import (
     PERMUTATION,
     STRING,
     Copiers,
+    Draft,
     Event,
     Game,
     Handler,
     Move,
     Option,
     State,
-    Turn,
     Viewer,
     copy_layout,
     copy_rows,
@@ -212,7 +212,15 @@ def normalize_move(move: Move) -> Move:
     return move
 
 
-def bad_parameters(move: Move) -> str | None:
+def _why_illegal(state: State, seat: int, move: Move, legal: list[Move]) -> str | None:
+    """Why a legal type has wrong parameters, or why the type is not possible now (TB-4.2)."""
+    kind = move.get("type")
+    if kind in {m["type"] for m in legal}:
+        return _why_illegal_parameters(move)
+    return _why_illegal_now(state, seat, kind)
+
+
+def _why_illegal_parameters(move: Move) -> str | None:
     """Why a move of a legal type has wrong parameters (TB-4.2, TB-4.3)."""
     if move["type"] == MOVE_AVENUE and move.get("value") not in CARD_VALUES:
         return 'avenue needs "value": a card id string "1"…"13" (TB-4.2)'
@@ -227,7 +235,7 @@ def bad_parameters(move: Move) -> str | None:
     return None
 
 
-def unavailable(state: State, seat: int, kind: Any) -> str | None:
+def _why_illegal_now(state: State, seat: int, kind: Any) -> str | None:
     """Why a move type is not possible now (TB-4.2), from the seat's own facts."""
     space = state["beaver"][seat]
     if kind == MOVE_USE_TURBO:
@@ -245,8 +253,8 @@ def unavailable(state: State, seat: int, kind: Any) -> str | None:
 # A move being applied: the working copy of the state, the events it
 # produces in play order (TB-8.2), and the steps the handlers share.
 # ---------------------------------------------------------------------------
-class _Match(Turn):
-    """The working state of one 13 Beavers apply (or the setup)."""
+class _BeaverDraft(Draft):
+    """The draft of one 13 Beavers move (or the setup), with the steps its handlers share."""
 
     @property
     def board(self) -> Board:
@@ -274,22 +282,22 @@ class _Match(Turn):
 
     def turn_card(self) -> tuple[str, str]:
         """TB-4.5: reveal the top draw card; returns (old face-up, new face-up)."""
-        s = self.state
-        previous, card = s["face_up"], s["draw"].pop(0)
-        s["discard"].append(previous)
-        s["face_up"] = card
-        s["answers"] += 1
+        state = self.state
+        previous, card = state["face_up"], state["draw"].pop(0)
+        state["discard"].append(previous)
+        state["face_up"] = card
+        state["answers"] += 1
         return previous, card
 
     def reshuffle_if_empty(self) -> None:
         """TB-4.11: an empty draw pile is refilled from the shuffled discard."""
-        s = self.state
-        if s["draw"]:
+        state = self.state
+        if state["draw"]:
             return
-        s["reshuffles"] += 1
-        s["draw"] = seeded_shuffle(s["discard"], reshuffle_key(GAME_ID, s["seed"], 1, s["reshuffles"]))
-        s["discard"] = []
-        self.emit(EVENT_RESHUFFLED, None, face_up=s["face_up"], draw=list(s["draw"]))
+        state["reshuffles"] += 1
+        state["draw"] = seeded_shuffle(state["discard"], reshuffle_key(GAME_ID, state["seed"], 1, state["reshuffles"]))
+        state["discard"] = []
+        self.emit(EVENT_RESHUFFLED, None, face_up=state["face_up"], draw=list(state["draw"]))
 
     # --- fish ----------------------------------------------------------
     def spend(self, seat: int, fish: str) -> None:
@@ -299,16 +307,16 @@ class _Match(Turn):
 
     def go_fishing(self, seat: int) -> None:
         """TB-4.12(a), D13: a dam newly on the fish space catches the first fish."""
-        s = self.state
-        dam = s["dam"][seat]
-        if self.board.kinds[dam] != FISH_POND or dam == s["turn_dam"] or not s["pond"]:
+        state = self.state
+        dam = state["dam"][seat]
+        if self.board.kinds[dam] != FISH_POND or dam == state["turn_dam"] or not state["pond"]:
             return
-        fish = s["pond"].pop(0)
+        fish = state["pond"].pop(0)
         self.emit(EVENT_FISH_CAUGHT, seat, fish=fish)
         if fish != STINKY:
-            s["fish"][seat].append(fish)
+            state["fish"][seat].append(fish)
             return
-        s["used_fish"].append(fish)
+        state["used_fish"].append(fish)
         self.send_back(seat, self.board.water_at_or_behind(dam - 2), REASON_STINKY)
 
     # --- pieces --------------------------------------------------------
@@ -351,53 +359,53 @@ class _Match(Turn):
 
     def reveal_wolf(self, seat: int) -> None:
         """TB-4.10: awake ends the turn; asleep opens the cave for good."""
-        s = self.state
-        token = s["cave"].pop(0)
-        s["wolf_out"].append(token)
+        state = self.state
+        token = state["cave"].pop(0)
+        state["wolf_out"].append(token)
         self.emit(EVENT_WOLF_REVEALED, seat, token=token)
         if token == AWAKE:
             self.end_turn(seat, REASON_WOLF_AWAKE)
             return
-        removed, s["cave"] = s["cave"], []
-        s["wolf_out"].extend(removed)
+        removed, state["cave"] = state["cave"], []
+        state["wolf_out"].extend(removed)
         self.emit(EVENT_CAVE_OPENED, seat, removed=list(removed))
 
     # --- turns and the end ---------------------------------------------
     def start_turn(self, seat: int) -> None:
         """TB-4.1: reset the turn; a beaver on the closed wolf space reveals."""
-        s = self.state
-        s.update(active=seat, answers=0, turbo=False, turn_dam=s["dam"][seat])
-        self.emit(EVENT_TURN_STARTED, seat, turn=s["turn"])
-        if self.closed_wolf(s["beaver"][seat]):
+        state = self.state
+        state.update(active=seat, answers=0, turbo=False, turn_dam=state["dam"][seat])
+        self.emit(EVENT_TURN_STARTED, seat, turn=state["turn"])
+        if self.closed_wolf(state["beaver"][seat]):
             self.reveal_wolf(seat)
 
     def end_turn(self, seat: int, reason: str) -> None:
         """TB-4.12: fishing, then ``max_turns`` (TB-6.2) or the next seat."""
         self.go_fishing(seat)
         self.emit(EVENT_TURN_ENDED, seat, reason=reason)
-        s = self.state
-        if s["turn"] == s["max_turns"]:
+        state = self.state
+        if state["turn"] == state["max_turns"]:
             self.finish(REASON_MAX_TURNS)
             return
-        s["turn"] += 1
-        self.start_turn(seat_after(seat, len(s["names"])))
+        state["turn"] += 1
+        self.start_turn(seat_after(seat, len(state["names"])))
 
     def finish(self, reason: str) -> None:
         """TB-6.1 – TB-6.3: rank by dam position, highest first."""
-        s = self.state
-        s.update(status=FINISHED, phase=PHASE_FINISHED, active=None,
-                 result=make_result(s["dam"], lowest_wins=False, reason=reason))
-        self.emit(EVENT_MATCH_ENDED, None, reason=reason, winners=list(s["result"]["winners"]))
+        state = self.state
+        state.update(status=FINISHED, phase=PHASE_FINISHED, active=None,
+                 result=make_result(state["dam"], lowest_wins=False, reason=reason))
+        self.emit(EVENT_MATCH_ENDED, None, reason=reason, winners=list(state["result"]["winners"]))
 
 
 # ---------------------------------------------------------------------------
 # Setup (TB-3) and the move handlers (TB-4.4 – TB-4.12).
 # ---------------------------------------------------------------------------
-def setup(turn: _Match, names: list[str], seed: int, options: dict[str, Any]) -> None:
+def setup(draft: _BeaverDraft, names: list[str], seed: int, options: dict[str, Any]) -> None:
     """TB-3.1 – TB-3.3: the river, the shuffled piles, the first turn."""
     n = len(names)
     deck = round_deck(GAME_ID, seed, 1, DECK, options)
-    turn.state.update({
+    draft.state.update({
         "status": ACTIVE, "result": None, "phase": PHASE_PLAY, "seed": seed,
         "board": options["board"], "max_turns": options["max_turns"],
         "names": list(names), "beaver": [0] * n, "dam": [0] * n, "fish": [[] for _ in range(n)],
@@ -408,66 +416,66 @@ def setup(turn: _Match, names: list[str], seed: int, options: dict[str, Any]) ->
         "wolf_out": [],
         "turn": 1, "active": None, "answers": 0, "turbo": False, "turn_dam": 0,
     })
-    turn.emit(EVENT_MATCH_STARTED, None, first_seat=options["first_seat"], face_up=deck[0])
-    turn.start_turn(options["first_seat"])
+    draft.emit(EVENT_MATCH_STARTED, None, first_seat=options["first_seat"], face_up=deck[0])
+    draft.start_turn(options["first_seat"])
 
 
-def do_use_turbo(turn: _Match, seat: int, move: Move) -> None:
+def do_use_turbo(draft: _BeaverDraft, seat: int, move: Move) -> None:
     """TB-4.4, D11: the turn's right guesses move two spaces."""
-    turn.spend(seat, TURBO)
-    turn.state["turbo"] = True
-    turn.emit(EVENT_TURBO_USED, seat)
+    draft.spend(seat, TURBO)
+    draft.state["turbo"] = True
+    draft.emit(EVENT_TURBO_USED, seat)
 
 
-def do_guess(turn: _Match, seat: int, move: Move) -> None:
+def do_guess(draft: _BeaverDraft, seat: int, move: Move) -> None:
     """TB-4.6, D7: right moves on (two with turbo), wrong returns the beaver
     to its dam, equal places the dam (on lava: both back to water)."""
-    outcome, saved = turn.answer(seat, move)
-    space = turn.state["beaver"][seat]
+    outcome, saved = draft.answer(seat, move)
+    space = draft.state["beaver"][seat]
     if outcome == OUTCOME_RIGHT:
-        turn.forward(seat, 2 if turn.state["turbo"] else 1, REASON_VISION if saved else REASON_RIGHT)
+        draft.forward(seat, 2 if draft.state["turbo"] else 1, REASON_VISION if saved else REASON_RIGHT)
     elif outcome == OUTCOME_WRONG:
-        turn.move_beaver(seat, turn.state["dam"][seat], REASON_BACK_TO_DAM)
-        turn.end_turn(seat, REASON_WRONG)
-    elif turn.board.is_lava(space):
-        turn.send_back(seat, turn.board.water_behind(space), REASON_LAVA)
-        turn.end_turn(seat, REASON_LAVA)
+        draft.move_beaver(seat, draft.state["dam"][seat], REASON_BACK_TO_DAM)
+        draft.end_turn(seat, REASON_WRONG)
+    elif draft.board.is_lava(space):
+        draft.send_back(seat, draft.board.water_behind(space), REASON_LAVA)
+        draft.end_turn(seat, REASON_LAVA)
     else:
-        turn.place_dam(seat, space, REASON_EQUAL)
-        turn.end_turn(seat, REASON_EQUAL)
+        draft.place_dam(seat, space, REASON_EQUAL)
+        draft.end_turn(seat, REASON_EQUAL)
 
 
-def do_rapids(turn: _Match, seat: int, move: Move) -> None:
+def do_rapids(draft: _BeaverDraft, seat: int, move: Move) -> None:
     """TB-4.7, D8: three forward (turbo ignored), or back to min(dam, R−3)."""
-    outcome, saved = turn.answer(seat, move)
-    space = turn.state["beaver"][seat]
+    outcome, saved = draft.answer(seat, move)
+    space = draft.state["beaver"][seat]
     if outcome == OUTCOME_RIGHT:
-        turn.forward(seat, 3, REASON_VISION if saved else REASON_RAPIDS)
+        draft.forward(seat, 3, REASON_VISION if saved else REASON_RAPIDS)
     elif outcome == OUTCOME_WRONG:
-        back = turn.board.water_at_or_behind(min(turn.state["dam"][seat], space - 3))
-        turn.send_back(seat, back, REASON_RAPIDS_BACK)
-        turn.end_turn(seat, REASON_RAPIDS_WRONG)
+        back = draft.board.water_at_or_behind(min(draft.state["dam"][seat], space - 3))
+        draft.send_back(seat, back, REASON_RAPIDS_BACK)
+        draft.end_turn(seat, REASON_RAPIDS_WRONG)
     else:
-        turn.place_dam(seat, space, REASON_EQUAL)
-        turn.end_turn(seat, REASON_EQUAL)
+        draft.place_dam(seat, space, REASON_EQUAL)
+        draft.end_turn(seat, REASON_EQUAL)
 
 
-def do_avenue(turn: _Match, seat: int, move: Move) -> None:
+def do_avenue(draft: _BeaverDraft, seat: int, move: Move) -> None:
     """TB-4.8, D9: exact jumps to the exit; a miss sends beaver and dam to Start."""
-    outcome, _ = turn.answer(seat, move)
+    outcome, _ = draft.answer(seat, move)
     if outcome == OUTCOME_EXACT:
-        exit_space = turn.board.next[turn.state["beaver"][seat]][1]
-        turn.move_beaver(seat, exit_space, REASON_AVENUE)
-        turn.land(seat, exit_space)
+        exit_space = draft.board.next[draft.state["beaver"][seat]][1]
+        draft.move_beaver(seat, exit_space, REASON_AVENUE)
+        draft.land(seat, exit_space)
     else:
-        turn.send_back(seat, 0, REASON_TO_START)
-        turn.end_turn(seat, REASON_AVENUE_MISS)
+        draft.send_back(seat, 0, REASON_TO_START)
+        draft.end_turn(seat, REASON_AVENUE_MISS)
 
 
-def do_dam(turn: _Match, seat: int, move: Move) -> None:
+def do_dam(draft: _BeaverDraft, seat: int, move: Move) -> None:
     """TB-4.12: secure the progress and end the turn."""
-    turn.place_dam(seat, turn.state["beaver"][seat], REASON_DAM)
-    turn.end_turn(seat, REASON_DAM)
+    draft.place_dam(seat, draft.state["beaver"][seat], REASON_DAM)
+    draft.end_turn(seat, REASON_DAM)
 
 
 HANDLERS: dict[str, Handler] = {
@@ -660,14 +668,14 @@ class ThirteenBeavers(Game):
     fallback_types = (MOVE_DAM,)
     state_copiers = STATE_COPIERS
     finished_phase = PHASE_FINISHED
-    turn_class = _Match
+    draft_class = _BeaverDraft
 
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return list(DECK)
 
-    def setup(self, turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
-        assert isinstance(turn, _Match)
-        setup(turn, names, seed, options)
+    def setup(self, draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
+        assert isinstance(draft, _BeaverDraft)
+        setup(draft, names, seed, options)
 
     def to_act(self, state: State) -> list[int]:
         return [state["active"]] if state["status"] == ACTIVE else []
@@ -680,9 +688,7 @@ class ThirteenBeavers(Game):
 
     def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
         """Name the TB-4.2 condition ``move`` misses (only the seat's own facts)."""
-        kind = move.get("type")
-        detail = bad_parameters(move) if kind in {m["type"] for m in legal} else unavailable(state, seat, kind)
-        return detail or super().why_illegal(state, seat, move, legal)
+        return _why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
 
     def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
         return players_view(state, viewer)
