@@ -143,7 +143,7 @@ def _held_moves(state: State, seat: int) -> list[Move]:
     return moves
 
 
-def seat_moves(state: State, seat: int) -> list[Move]:
+def _seat_moves(state: State, seat: int) -> list[Move]:
     """BB-4.1–BB-4.7: the legal moves of the current seat in its phase."""
     phase = state["phase"]
     if phase == PHASE_ACTION:
@@ -226,7 +226,7 @@ def _draw_to_hand(draft: Draft, seat: int, stage: str) -> bool:
 
 
 # --- setup (BB-3) --------------------------------------------------------------------
-def setup(draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
+def _setup(draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
     """BB-2, BB-3: the match from validated options, then round 1."""
     decks = options.get("decks") or ([options["deck"]] if options.get("deck") else [])
     draft.state.update({
@@ -338,13 +338,13 @@ def _end_match(draft: Draft) -> None:
 
 
 # --- move handlers (BB-4) ----------------------------------------------------------------
-def do_draw(draft: Draft, seat: int, move: Move) -> None:
+def _do_draw(draft: Draft, seat: int, move: Move) -> None:
     """Action A (BB-4.1) or the second draw of Draw Twice (BB-4.4)."""
     stage = STAGE_ACTION if draft.state["phase"] == PHASE_ACTION else STAGE_DRAW2_SECOND
     _draw_to_hand(draft, seat, stage)
 
 
-def do_take_discard(draft: Draft, seat: int, move: Move) -> None:
+def _do_take_discard(draft: Draft, seat: int, move: Move) -> None:
     """Action B (BB-4.1): the face-up card becomes known to all (BB-5.5, D15)."""
     state = draft.state
     slot = move["slot"]
@@ -357,7 +357,7 @@ def do_take_discard(draft: Draft, seat: int, move: Move) -> None:
     _action_complete(draft)
 
 
-def do_swap_drawn(draft: Draft, seat: int, move: Move) -> None:
+def _do_swap_drawn(draft: Draft, seat: int, move: Move) -> None:
     """BB-4.3: the slot card goes face up, the held number takes its place (known to the placer)."""
     state = draft.state
     slot = move["slot"]
@@ -370,7 +370,7 @@ def do_swap_drawn(draft: Draft, seat: int, move: Move) -> None:
     _action_complete(draft)
 
 
-def do_discard_drawn(draft: Draft, seat: int, move: Move) -> None:
+def _do_discard_drawn(draft: Draft, seat: int, move: Move) -> None:
     """BB-4.3: discarding the first Draw Twice card unused allows a second draw (D8)."""
     state = draft.state
     first_of_draw2 = state["stage"] == STAGE_DRAW2_FIRST
@@ -382,7 +382,7 @@ def do_discard_drawn(draft: Draft, seat: int, move: Move) -> None:
         _action_complete(draft)
 
 
-def do_use_swap(draft: Draft, seat: int, move: Move) -> None:
+def _do_use_swap(draft: Draft, seat: int, move: Move) -> None:
     """BB-4.3: exchange own slot j with seat s's slot u; knowers move with the cards (BB-5.5)."""
     state = draft.state
     _release_held(state)
@@ -395,7 +395,7 @@ def do_use_swap(draft: Draft, seat: int, move: Move) -> None:
     _action_complete(draft)
 
 
-def do_use_peek(draft: Draft, seat: int, move: Move) -> None:
+def _do_use_peek(draft: Draft, seat: int, move: Move) -> None:
     """BB-4.3: look at an own card (D10)."""
     state = draft.state
     _release_held(state)
@@ -405,7 +405,7 @@ def do_use_peek(draft: Draft, seat: int, move: Move) -> None:
     _action_complete(draft)
 
 
-def do_use_draw2(draft: Draft, seat: int, move: Move) -> None:
+def _do_use_draw2(draft: Draft, seat: int, move: Move) -> None:
     """BB-4.3, D8: the first draw is automatic (BB-4.10: none when stuck)."""
     _release_held(draft.state)
     draft.emit(EVENT_USED_DRAW2, seat)
@@ -413,13 +413,13 @@ def do_use_draw2(draft: Draft, seat: int, move: Move) -> None:
         _action_complete(draft)
 
 
-def do_skip_draw(draft: Draft, seat: int, move: Move) -> None:
+def _do_skip_draw(draft: Draft, seat: int, move: Move) -> None:
     """BB-4.4: no second draw."""
     draft.emit(EVENT_SKIPPED_DRAW, seat)
     _action_complete(draft)
 
 
-def do_knock(draft: Draft, seat: int, move: Move) -> None:
+def _do_knock(draft: Draft, seat: int, move: Move) -> None:
     """BB-4.7: knock_turn = t; the others get one more turn each."""
     state = draft.state
     state["knocker"], state["knock_turn"] = seat, state["turn"]
@@ -427,7 +427,7 @@ def do_knock(draft: Draft, seat: int, move: Move) -> None:
     _next_turn(draft)
 
 
-def do_end_turn(draft: Draft, seat: int, move: Move) -> None:
+def _do_end_turn(draft: Draft, seat: int, move: Move) -> None:
     """BB-4.7, BB-4.9: the round ends after turn T when nobody knocked."""
     draft.emit(EVENT_ENDED_TURN, seat)
     if draft.state["turn"] == _max_turn(draft.state):
@@ -437,16 +437,16 @@ def do_end_turn(draft: Draft, seat: int, move: Move) -> None:
 
 
 HANDLERS = {
-    MOVE_DRAW: do_draw, MOVE_TAKE_DISCARD: do_take_discard,
-    MOVE_SWAP_DRAWN: do_swap_drawn, MOVE_DISCARD_DRAWN: do_discard_drawn,
-    MOVE_USE_SWAP: do_use_swap, MOVE_USE_PEEK: do_use_peek,
-    MOVE_USE_DRAW2: do_use_draw2, MOVE_SKIP_DRAW: do_skip_draw,
-    MOVE_KNOCK: do_knock, MOVE_END_TURN: do_end_turn,
+    MOVE_DRAW: _do_draw, MOVE_TAKE_DISCARD: _do_take_discard,
+    MOVE_SWAP_DRAWN: _do_swap_drawn, MOVE_DISCARD_DRAWN: _do_discard_drawn,
+    MOVE_USE_SWAP: _do_use_swap, MOVE_USE_PEEK: _do_use_peek,
+    MOVE_USE_DRAW2: _do_use_draw2, MOVE_SKIP_DRAW: _do_skip_draw,
+    MOVE_KNOCK: _do_knock, MOVE_END_TURN: _do_end_turn,
 }
 
 
 # --- views (BB-5, BB-7) ------------------------------------------------------------------
-def players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
+def _players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
     """BB-7.1: display cards to the admin, or to everyone once finished (BB-5.1);
     ``known`` per BB-5.6."""
     shown = state["status"] == FINISHED or viewer.is_admin
@@ -463,7 +463,7 @@ def _player_view(seat: int, name: str, row: str, masks: list[int], shown: bool, 
             else [None] * len(row)}
 
 
-def board_view(state: State, viewer: Viewer) -> dict[str, Any]:
+def _board_view(state: State, viewer: Viewer) -> dict[str, Any]:
     """BB-7.2: the held card to its holder (BB-5.2), the draw order to the admin (BB-5.3)."""
     current = _current(state)
     held = state["held"]
@@ -498,7 +498,7 @@ def _scored_displays(codes: str) -> tuple[tuple[tuple[str, ...], ...], tuple[int
     return tuple(tuple(CODEC.decode(row)) for row in rows), tuple(_points(row) for row in rows)
 
 
-def redact_dealt(event: Mapping[str, Any], viewer: Viewer) -> list[list[str | None]]:
+def _redact_dealt(event: Mapping[str, Any], viewer: Viewer) -> list[list[str | None]]:
     """BB-3.4, BB-5.7: each seat sees its own outer slots of the deal; spectators none."""
     return [[card if viewer.is_seat(s) and j in OUTER_SLOTS else None for j, card in enumerate(row)]
             for s, row in enumerate(event["displays"])]
@@ -534,7 +534,7 @@ DECLARATION = d.Declaration(
         d.EventType(EVENT_ROUND_STARTED, {"round": pub(d.INT), "starter": pub(d.SEAT)}),
         d.EventType(EVENT_DEALT, {
             "displays": d.redacted(d.array(DISPLAY, description="per seat; the glimpsed cards only to their seat"),
-                                   redact_dealt),
+                                   _redact_dealt),
             "discard": pub(d.array(CARD))}),
         d.EventType(EVENT_TURN_STARTED, {"turn": pub(d.INT)}),
         d.EventType(EVENT_RESHUFFLED, {"count": pub(d.INT)}),
@@ -670,7 +670,7 @@ def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pool
     return pools
 
 
-def deal_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+def _deal_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
     """A world for ``seat``: every display card it knows (BB-5.5, whatever
     ``recall``), its held card and every public card where they are; each
     other display card, another seat's held card and the draw pile dealt
@@ -748,22 +748,22 @@ class Biberbande(core.Game):
         return list(CANONICAL)
 
     def setup(self, draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
-        setup(draft, names, seed, options)
+        _setup(draft, names, seed, options)
 
     def to_act(self, state: State) -> list[int]:
         return [_current(state)] if state["status"] == ACTIVE else []
 
     def seat_moves(self, state: State, seat: int) -> list[Move]:
-        return seat_moves(state, seat)
+        return _seat_moves(state, seat)
 
     def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
-        return players_view(state, viewer)
+        return _players_view(state, viewer)
 
     def board_view(self, state: State, viewer: Viewer) -> dict[str, Any]:
-        return board_view(state, viewer)
+        return _board_view(state, viewer)
 
     def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
         return _why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
 
     def deal_world(self, state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
-        return deal_world(state, seat, seed, events)
+        return _deal_world(state, seat, seed, events)

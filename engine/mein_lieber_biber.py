@@ -96,43 +96,43 @@ REASON_TIPPED, REASON_SUPPLY_EXHAUSTED, REASON_HAND_EMPTY, REASON_RAFT_EMPTY = (
 # --------------------------------------------------------------------------
 # Pure rules (MLB-1.2, MLB-3, MLB-4.0..4.2, MLB-6.1).
 # --------------------------------------------------------------------------
-def card_colour(card: int) -> int:
+def _card_colour(card: int) -> int:
     """Colour index of a card index (MLB-1.2)."""
     return card >> 3
 
 
-def card_value(card: int) -> int:
+def _card_value(card: int) -> int:
     """Movement value 1..8 of a card index (MLB-1.2)."""
     return (card & 7) + 1
 
 
-def on_raft(position: int) -> bool:
+def _on_raft(position: int) -> bool:
     """The middle or a ring, not the dam (MLB-1.4)."""
     return position <= LAST_RING
 
 
-def target(position: int, value: int) -> int:
+def _target(position: int, value: int) -> int:
     """Where a beaver lands: occupied rings count; past 30 it reaches the dam (MLB-4.4a, D16)."""
     return min(position + value, DAM)
 
 
-def movable_beavers(pos: list[int], card: int) -> list[int]:
+def _movable_beavers(pos: list[int], card: int) -> list[int]:
     """Beavers (colour indexes, in colour order) that ``card`` can move (MLB-4.1, D15).
 
     The card's own beaver while it is on the raft; any beaver on the raft when
     the card's beaver has reached the dam (joker).  The landing ring must be
     free, or the move must end on the dam.
     """
-    colour, value = card_colour(card), card_value(card)
-    if on_raft(pos[colour]):
+    colour, value = _card_colour(card), _card_value(card)
+    if _on_raft(pos[colour]):
         candidates: tuple[int, ...] | range = (colour,)
     else:
         candidates = range(len(COLOURS))
     result = []
     for beaver in candidates:
         here = pos[beaver]
-        if on_raft(here):
-            to = target(here, value)
+        if _on_raft(here):
+            to = _target(here, value)
             if to == DAM or to not in pos:
                 result.append(beaver)
     return result
@@ -140,7 +140,7 @@ def movable_beavers(pos: list[int], card: int) -> list[int]:
 
 def can_play(pos: list[int], hand: list[int]) -> bool:
     """Some card in ``hand`` can move a beaver (MLB-4.0)."""
-    return any(movable_beavers(pos, card) for card in hand)
+    return any(_movable_beavers(pos, card) for card in hand)
 
 
 def load(pos: list[int]) -> list[int]:
@@ -159,12 +159,12 @@ def tips(pos: list[int], threshold: int) -> bool:
     return x * x + y * y > threshold * threshold
 
 
-def earns_reward(beaver: int, to: int) -> bool:
+def _earns_reward(beaver: int, to: int) -> bool:
     """A beaver landing on the dam or on a ring of its own colour earns a reward (MLB-4.4c, D13)."""
     return to == DAM or RING_COLOUR_INDEX[to] == beaver
 
 
-def next_start_seat(sticks: list[int], last_mover: int) -> int:
+def _next_start_seat(sticks: list[int], last_mover: int) -> int:
     """Start seat of a later round: fewest sticks, ties clockwise from the seat
     after the last mover of the previous round (MLB-3.5, D17)."""
     n = len(sticks)
@@ -172,32 +172,32 @@ def next_start_seat(sticks: list[int], last_mover: int) -> int:
     return next(s for s in core.seats_from(core.seat_after(last_mover, n), n) if sticks[s] == fewest)
 
 
-def deal(deck: list[int], n: int) -> tuple[list[list[int]], list[list[int]]]:
+def _deal(deck: list[int], n: int) -> tuple[list[list[int]], list[list[int]]]:
     """Hands (sorted) and the two piles, top first, from a round's order (MLB-3.2, MLB-3.3)."""
     hands = [sorted(deck[s:HAND_SIZE * n:n]) for s in range(n)]
     rest = deck[HAND_SIZE * n:]
     return hands, [rest[0::2], rest[1::2]]
 
 
-def round_order(state: State, round_no: int) -> list[int]:
+def _round_order(state: State, round_no: int) -> list[int]:
     """Round ``round_no``'s order: stacked ``decks`` or the seeded shuffle (MLB-3.1, D18)."""
     decks = state["decks"]
     options = {"decks": [[CARDS[c] for c in d] for d in decks]} if decks else {}
     return [CARD_INDEX[c] for c in core.round_deck(GAME_ID, state["seed"], round_no, CARDS, options)]
 
 
-def turn_phase(state: State) -> str:
+def _turn_phase(state: State) -> str:
     """`play` if some card in the turn seat's hand can move a beaver, else `exchange` (MLB-4.0)."""
     return PHASE_PLAY if can_play(state["pos"], state["hands"][state["turn"]]) else PHASE_EXCHANGE
 
 
-def round_end_reason(state: State, mover: int) -> str | None:
+def _round_end_reason(state: State, mover: int) -> str | None:
     """MLB-6.1 after a move (tipping is handled before): the first that applies."""
     if state["supply"] == 0:
         return REASON_SUPPLY_EXHAUSTED
     if not state["hands"][mover]:
         return REASON_HAND_EMPTY
-    if not any(on_raft(p) for p in state["pos"]):
+    if not any(_on_raft(p) for p in state["pos"]):
         return REASON_RAFT_EMPTY
     return None
 
@@ -205,7 +205,7 @@ def round_end_reason(state: State, mover: int) -> str | None:
 # --------------------------------------------------------------------------
 # Legal moves (MLB-4.9) and refusal reasons (MLB-4.10).
 # --------------------------------------------------------------------------
-def seat_moves(state: State, seat: int) -> list[Move]:
+def _seat_moves(state: State, seat: int) -> list[Move]:
     """Every legal move of the seat to act, in the order of MLB-4.9."""
     phase, piles = state["phase"], state["piles"]
     open_piles = [p for p in (0, 1) if piles[p]]
@@ -221,7 +221,7 @@ def seat_moves(state: State, seat: int) -> list[Move]:
     if phase == PHASE_PLAY:
         pos = state["pos"]
         moves += [{"type": MOVE_PLAY, "card": CARDS[c], "beaver": COLOURS[b]}
-                  for c in hand for b in movable_beavers(pos, c)]
+                  for c in hand for b in _movable_beavers(pos, c)]
     elif open_piles:
         moves += [{"type": MOVE_EXCHANGE, "card": CARDS[c], "pile": p} for c in hand for p in open_piles]
     else:
@@ -254,13 +254,13 @@ def _why_illegal_play(state: State, card: int, beaver: Any) -> str | None:
     b = COLOUR_INDEX.get(beaver) if isinstance(beaver, str) else None
     if b is None:
         return f"unknown beaver {beaver!r}; beavers: {', '.join(COLOURS)}"
-    pos, colour = state["pos"], card_colour(card)
-    if not on_raft(pos[b]):
+    pos, colour = state["pos"], _card_colour(card)
+    if not _on_raft(pos[b]):
         return f"the {COLOURS[b]} beaver has left the raft"
-    if b != colour and on_raft(pos[colour]):
+    if b != colour and _on_raft(pos[colour]):
         return (f"{CARDS[card]} moves only the {COLOURS[colour]} beaver while it is on the raft "
                 "(it becomes a joker once that beaver reaches the dam)")
-    to = target(pos[b], card_value(card))
+    to = _target(pos[b], _card_value(card))
     if to != DAM and to in pos:
         return f"ring {to} is occupied; a beaver must end on a free ring (MLB-4.1)"
     return None
@@ -269,7 +269,7 @@ def _why_illegal_play(state: State, card: int, beaver: Any) -> str | None:
 # --------------------------------------------------------------------------
 # Setup (MLB-3).
 # --------------------------------------------------------------------------
-def setup(draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
+def _setup(draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
     """A new match: options into the state, then round 1 (MLB-2, MLB-3)."""
     n = len(names)
     decks = options.get("decks")
@@ -279,18 +279,18 @@ def setup(draft: Draft, names: list[str], seed: int, options: dict[str, Any]) ->
         decks=[[CARD_INDEX[c] for c in d] for d in decks] if decks else None,
         sticks=[0] * n, last_round_end=None)
     first = [CARD_INDEX[c] for c in core.round_deck(GAME_ID, seed, 1, CARDS, options)]
-    start_round(draft, 1, options["first_seat"], first)
+    _start_round(draft, 1, options["first_seat"], first)
 
 
-def start_round(draft: Draft, round_no: int, start: int, deck: list[int]) -> None:
+def _start_round(draft: Draft, round_no: int, start: int, deck: list[int]) -> None:
     """Set up round ``round_no`` from its order ``deck`` (MLB-3.1..3.6)."""
     state = draft.state
     n = len(state["names"])
-    hands, piles = deal(deck, n)
+    hands, piles = _deal(deck, n)
     state.update(round=round_no, turn=start, start_seat=start, hands=hands, piles=piles,
              discards=[[] for _ in range(n)], pos=[MIDDLE] * len(COLOURS),
              supply=STICKS - sum(state["sticks"]), last_play=None)
-    state["phase"] = turn_phase(state)
+    state["phase"] = _turn_phase(state)
     draft.emit(EVENT_ROUND_STARTED, None, round=round_no, start_seat=start)
     for seat, hand in enumerate(hands):
         draft.emit(EVENT_DEALT, seat, cards=[CARDS[c] for c in hand])
@@ -300,48 +300,48 @@ def start_round(draft: Draft, round_no: int, start: int, deck: list[int]) -> Non
 # Steps shared by the handlers: each changes ``draft.state`` (a private copy)
 # and emits the events of MLB-8.1.
 # --------------------------------------------------------------------------
-def take_top(state: State, seat: int, pile: int) -> int:
+def _take_top(state: State, seat: int, pile: int) -> int:
     """Top card of ``pile`` into the seat's sorted hand; returns it."""
     card: int = state["piles"][pile].pop(0)
     insort(state["hands"][seat], card)
     return card
 
 
-def lay_down(state: State, seat: int, card: int) -> None:
+def _lay_down(state: State, seat: int, card: int) -> None:
     """A hand card goes face up onto the seat's discard pile (MLB-4.4a, 4.5, 4.6)."""
     state["hands"][seat].remove(card)
     state["discards"][seat].append(card)
 
 
-def end_turn(state: State) -> None:
+def _end_turn(state: State) -> None:
     """Clockwise to the next seat (MLB-4.0)."""
     state["turn"] = core.seat_after(state["turn"], len(state["names"]))
-    state["phase"] = turn_phase(state)
+    state["phase"] = _turn_phase(state)
 
 
-def tip(draft: Draft, seat: int) -> None:
+def _tip(draft: Draft, seat: int) -> None:
     """MLB-4.4b: the mover returns up to two sticks; the round ends, no reward (D11)."""
     state = draft.state
     returned = min(2, state["sticks"][seat])
     state["sticks"][seat] -= returned
     state["supply"] += returned
     draft.emit(EVENT_TIPPED, seat, load=load(state["pos"]), returned=returned)
-    end_round(draft, REASON_TIPPED, seat)
+    _end_round(draft, REASON_TIPPED, seat)
 
 
-def after_reward(draft: Draft, seat: int) -> None:
+def _after_reward(draft: Draft, seat: int) -> None:
     """MLB-4.4 d/e: round-end checks, then the optional draw if a pile is left."""
     state = draft.state
-    reason = round_end_reason(state, seat)
+    reason = _round_end_reason(state, seat)
     if reason:
-        end_round(draft, reason, seat)
+        _end_round(draft, reason, seat)
     elif state["piles"][0] or state["piles"][1]:
         state["phase"] = PHASE_DRAW
     else:
-        end_turn(state)
+        _end_turn(state)
 
 
-def end_round(draft: Draft, reason: str, by: int) -> None:
+def _end_round(draft: Draft, reason: str, by: int) -> None:
     """MLB-6.1..6.4: score, then the next round or the end of the match."""
     state = draft.state
     round_no = state["round"]
@@ -354,47 +354,47 @@ def end_round(draft: Draft, reason: str, by: int) -> None:
         draft.emit(EVENT_MATCH_ENDED, None, result=result)
         return
     nxt = round_no + 1
-    start_round(draft, nxt, next_start_seat(state["sticks"], by), round_order(state, nxt))
+    _start_round(draft, nxt, _next_start_seat(state["sticks"], by), _round_order(state, nxt))
 
 
 # --------------------------------------------------------------------------
 # Move handlers (MLB-4.3..4.8): each applies one legal move and every
 # automatic step after it.
 # --------------------------------------------------------------------------
-def do_draw(draft: Draft, seat: int, move: Move) -> None:
+def _do_draw(draft: Draft, seat: int, move: Move) -> None:
     """Top-up in `play`/`exchange` (MLB-4.3, D8) or the optional draw after a move (MLB-4.8)."""
     state = draft.state
     top_up = state["phase"] != PHASE_DRAW
     pile = move["pile"]
-    card = take_top(state, seat, pile)
+    card = _take_top(state, seat, pile)
     draft.emit(EVENT_DREW, seat, pile=pile, card=CARDS[card],
               reason=REASON_TOP_UP if top_up else REASON_AFTER_MOVE)
     if top_up:
-        state["phase"] = turn_phase(state)
+        state["phase"] = _turn_phase(state)
     else:
-        end_turn(state)
+        _end_turn(state)
 
 
-def do_play(draft: Draft, seat: int, move: Move) -> None:
+def _do_play(draft: Draft, seat: int, move: Move) -> None:
     """MLB-4.4: lay the card, move the beaver, then tip check, reward, round end, draw."""
     state = draft.state
     card, beaver = CARD_INDEX[move["card"]], COLOUR_INDEX[move["beaver"]]
-    lay_down(state, seat, card)
+    _lay_down(state, seat, card)
     pos = state["pos"]
     start = pos[beaver]
-    pos[beaver] = to = target(start, card_value(card))
+    pos[beaver] = to = _target(start, _card_value(card))
     moved = {"card": CARDS[card], "beaver": COLOURS[beaver], "from": start, "to": to}
     state["last_play"] = {"seat": seat, **moved}
-    draft.emit(EVENT_PLAYED, seat, **moved, joker=card_colour(card) != beaver)
+    draft.emit(EVENT_PLAYED, seat, **moved, joker=_card_colour(card) != beaver)
     if tips(pos, state["tip"]):
-        tip(draft, seat)
-    elif earns_reward(beaver, to):
+        _tip(draft, seat)
+    elif _earns_reward(beaver, to):
         state["phase"] = PHASE_REWARD
     else:
-        after_reward(draft, seat)
+        _after_reward(draft, seat)
 
 
-def do_reward(draft: Draft, seat: int, move: Move) -> None:
+def _do_reward(draft: Draft, seat: int, move: Move) -> None:
     """MLB-4.7: a stick from the supply or the top card of a pile."""
     state = draft.state
     if move["take"] == TAKE_STICK:
@@ -403,49 +403,49 @@ def do_reward(draft: Draft, seat: int, move: Move) -> None:
         pile, card = None, None
     else:
         pile = move["pile"]
-        card = CARDS[take_top(state, seat, pile)]
+        card = CARDS[_take_top(state, seat, pile)]
     draft.emit(EVENT_REWARDED, seat, take=move["take"], pile=pile, card=card)
-    after_reward(draft, seat)
+    _after_reward(draft, seat)
 
 
-def do_exchange(draft: Draft, seat: int, move: Move) -> None:
+def _do_exchange(draft: Draft, seat: int, move: Move) -> None:
     """MLB-4.5, D9: forced exchange; the phase is re-evaluated (MLB-4.0)."""
     state = draft.state
     card, pile = CARD_INDEX[move["card"]], move["pile"]
-    lay_down(state, seat, card)
-    drawn = take_top(state, seat, pile)
+    _lay_down(state, seat, card)
+    drawn = _take_top(state, seat, pile)
     draft.emit(EVENT_EXCHANGED, seat, card=CARDS[card], pile=pile, drawn=CARDS[drawn])
-    state["phase"] = turn_phase(state)
+    state["phase"] = _turn_phase(state)
 
 
-def do_discard(draft: Draft, seat: int, move: Move) -> None:
+def _do_discard(draft: Draft, seat: int, move: Move) -> None:
     """MLB-4.6, D10: stuck with both piles empty; an empty hand ends the round."""
     state = draft.state
     card = CARD_INDEX[move["card"]]
-    lay_down(state, seat, card)
+    _lay_down(state, seat, card)
     draft.emit(EVENT_DISCARDED, seat, card=CARDS[card])
     if state["hands"][seat]:
-        end_turn(state)
+        _end_turn(state)
     else:
-        end_round(draft, REASON_HAND_EMPTY, seat)
+        _end_round(draft, REASON_HAND_EMPTY, seat)
 
 
-def do_pass(draft: Draft, seat: int, move: Move) -> None:
+def _do_pass(draft: Draft, seat: int, move: Move) -> None:
     """MLB-4.8: no draw after the move; the turn passes on."""
     draft.emit(EVENT_PASSED, seat)
-    end_turn(draft.state)
+    _end_turn(draft.state)
 
 
 HANDLERS: dict[str, Handler] = {
-    MOVE_DRAW: do_draw, MOVE_PLAY: do_play, MOVE_REWARD: do_reward,
-    MOVE_EXCHANGE: do_exchange, MOVE_DISCARD: do_discard, MOVE_PASS: do_pass,
+    MOVE_DRAW: _do_draw, MOVE_PLAY: _do_play, MOVE_REWARD: _do_reward,
+    MOVE_EXCHANGE: _do_exchange, MOVE_DISCARD: _do_discard, MOVE_PASS: _do_pass,
 }
 
 
 # --------------------------------------------------------------------------
 # Views (MLB-5.1..5.3, MLB-7) and event visibility (MLB-5.4).
 # --------------------------------------------------------------------------
-def visible_cards(cards: list[int], owner: int | None, viewer: Viewer) -> list[str | None]:
+def _visible_cards(cards: list[int], owner: int | None, viewer: Viewer) -> list[str | None]:
     """Card ids for the owner (a seat, or None for the piles) and admin; nulls
     for everyone else (MLB-5.1, MLB-5.2)."""
     if viewer.sees_private(owner):
@@ -453,23 +453,23 @@ def visible_cards(cards: list[int], owner: int | None, viewer: Viewer) -> list[s
     return [None] * len(cards)
 
 
-def players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
+def _players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
     """MLB-7.1: hands hidden but for their seat (MLB-5.1); discards and sticks public (MLB-5.3)."""
     return [
-        {"seat": seat, "name": name, "hand": visible_cards(hand, seat, viewer),
+        {"seat": seat, "name": name, "hand": _visible_cards(hand, seat, viewer),
          "hand_count": len(hand), "discards": [CARDS[c] for c in state["discards"][seat]],
          "sticks": state["sticks"][seat]}
         for seat, (name, hand) in enumerate(zip(state["names"], state["hands"]))
     ]
 
 
-def board_view(state: State, viewer: Viewer) -> dict[str, Any]:
+def _board_view(state: State, viewer: Viewer) -> dict[str, Any]:
     """MLB-7.2: the raft and beavers (public, MLB-5.3); pile cards for admin only (MLB-5.2)."""
     pos = state["pos"]
     return {
         "rings": list(RING_COLOURS),
         "beavers": dict(zip(COLOURS, pos)),
-        "piles": [visible_cards(pile, None, viewer) for pile in state["piles"]],
+        "piles": [_visible_cards(pile, None, viewer) for pile in state["piles"]],
         "supply": state["supply"],
         "load": load(pos),
         "tip_threshold": state["tip"],
@@ -546,7 +546,7 @@ DECLARATION = d.Declaration(
 # --------------------------------------------------------------------------
 # Determinization (contract "Worlds and simulation"; docs/games/mein-lieber-biber.md).
 # --------------------------------------------------------------------------
-def deal_world(state: State, seat: int, seed: int, events: Sequence[core.Event]) -> State:
+def _deal_world(state: State, seat: int, seed: int, events: Sequence[core.Event]) -> State:
     """A world for ``seat``: its own hand, every discard pile, positions,
     sticks and counts as they are (MLB-5.1–5.3); the cards it has not seen
     (MLB-10.1: all but its hand and the discards) dealt uniformly over the
@@ -563,7 +563,7 @@ def deal_world(state: State, seat: int, seed: int, events: Sequence[core.Event])
     pool = worlds.unaccounted(range(len(CARDS)), seen)
     others = [o for o in range(len(state["names"])) if o != seat]
     stuck = _stuck_counts(state, seat, events)
-    chosen = rng.sample([c for c in pool if not movable_beavers(state["pos"], c)], sum(stuck.values()))
+    chosen = rng.sample([c for c in pool if not _movable_beavers(state["pos"], c)], sum(stuck.values()))
     held = iter(chosen)
     hands = {o: [next(held) for _ in range(stuck.get(o, 0))] for o in others}
     pool = worlds.unaccounted(pool, chosen)
@@ -608,8 +608,8 @@ def _stuck_counts(state: State, seat: int, events: Sequence[core.Event]) -> dict
 def _some_playable(rng: random.Random, state: State, pool: list[int], size: int) -> list[int]:
     """``size`` cards from ``pool``, uniform among those sets with at least one
     card that can move a beaver (MLB-4.0, MLB-4.1)."""
-    playable = [c for c in pool if movable_beavers(state["pos"], c)]
-    others = [c for c in pool if not movable_beavers(state["pos"], c)]
+    playable = [c for c in pool if _movable_beavers(state["pos"], c)]
+    others = [c for c in pool if not _movable_beavers(state["pos"], c)]
     good = worlds.split_count(rng, len(playable), len(others), size, range(1, size + 1))
     return rng.sample(playable, good) + rng.sample(others, size - good)
 
@@ -661,28 +661,28 @@ class MeinLieberBiber(Game):
         return list(CARDS)
 
     def setup(self, draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
-        setup(draft, names, seed, options)
+        _setup(draft, names, seed, options)
 
     def to_act(self, state: State) -> list[int]:
         """MLB-4.0: the seat whose turn it is while active; nobody once finished."""
         return [state["turn"]] if state["status"] == ACTIVE else []
 
     def seat_moves(self, state: State, seat: int) -> list[Move]:
-        return seat_moves(state, seat)
+        return _seat_moves(state, seat)
 
     def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
         """MLB-4.10: say which rule refuses the move (only public or own facts)."""
         return _why_illegal(state, seat, move) or super().why_illegal(state, seat, move, legal)
 
     def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
-        return players_view(state, viewer)
+        return _players_view(state, viewer)
 
     def board_view(self, state: State, viewer: Viewer) -> dict[str, Any]:
-        return board_view(state, viewer)
+        return _board_view(state, viewer)
 
     def scores_of(self, state: State) -> list[int]:
         """The score is the sticks held (MLB-6.2)."""
         return list(state["sticks"])
 
     def deal_world(self, state: State, seat: int, seed: int, events: Sequence[core.Event]) -> State:
-        return deal_world(state, seat, seed, events)
+        return _deal_world(state, seat, seed, events)

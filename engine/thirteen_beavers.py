@@ -119,7 +119,7 @@ REASON_PARADISE, REASON_MAX_TURNS = "paradise", "max_turns"
 # Boards as data (TB-1.4 – TB-1.6).
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Board:
+class _Board:
     """A river: ``kinds[i]`` and ``next[i]`` of every space id ``i``."""
 
     name: str
@@ -149,19 +149,19 @@ class Board:
         return [{"id": i, "kind": k, "next": list(n)} for i, (k, n) in enumerate(zip(self.kinds, self.next))]
 
 
-def make_board(name: str, paradise: int, special: dict[int, str], avenue_exit: int) -> Board:
+def _make_board(name: str, paradise: int, special: dict[int, str], avenue_exit: int) -> _Board:
     """A board from its special spaces; every other id is water (TB-1.6)."""
     kinds = tuple(special.get(i, WATER) for i in range(paradise + 1))
     nexts = tuple(() if i == paradise else (i + 1, avenue_exit) if kinds[i] == AVENUE else (i + 1,)
                   for i in range(paradise + 1))
-    return Board(name, kinds, nexts)
+    return _Board(name, kinds, nexts)
 
 
 BOARDS = {
-    "standard": make_board("standard", 30, {
+    "standard": _make_board("standard", 30, {
         0: START, 3: AVENUE, 6: LAVA, 7: LAVA, 10: FISH_POND, 14: RAPIDS, 18: LAVA, 19: LAVA,
         20: LAVA, 22: WOLF, 26: LAVA, 27: LAVA, 30: PARADISE}, avenue_exit=24),
-    "short": make_board("short", 12, {
+    "short": _make_board("short", 12, {
         0: START, 1: AVENUE, 3: FISH_POND, 5: LAVA, 7: RAPIDS, 8: WOLF, 11: LAVA, 12: PARADISE},
         avenue_exit=10),
 }
@@ -170,7 +170,7 @@ BOARDS = {
 # ---------------------------------------------------------------------------
 # Pure rules: answers, legal moves, why a move is refused.
 # ---------------------------------------------------------------------------
-def outcome_of(move: Move, previous: str, card: str) -> str:
+def _outcome_of(move: Move, previous: str, card: str) -> str:
     """TB-4.5, D6: right/wrong/equal for guess and rapids, exact/miss for avenue."""
     if move["type"] == MOVE_AVENUE:
         return OUTCOME_EXACT if card == move["value"] else OUTCOME_MISS
@@ -180,7 +180,7 @@ def outcome_of(move: Move, previous: str, card: str) -> str:
     return OUTCOME_RIGHT if (new > old) == (move["dir"] == HIGHER) else OUTCOME_WRONG
 
 
-def two_ways(kind: str, vision: bool) -> list[Move]:
+def _two_ways(kind: str, vision: bool) -> list[Move]:
     """TB-4.2 (2)–(4): higher, lower, then both armed with Vision if held."""
     moves: list[Move] = [{"type": kind, "dir": HIGHER}, {"type": kind, "dir": LOWER}]
     if vision:
@@ -188,16 +188,16 @@ def two_ways(kind: str, vision: bool) -> list[Move]:
     return moves
 
 
-def seat_moves(state: State, seat: int) -> list[Move]:
+def _seat_moves(state: State, seat: int) -> list[Move]:
     """TB-4.2, in its exact order, for the active seat."""
     held, answers = state["fish"][seat], state["answers"]
     kind = BOARDS[state["board"]].kinds[state["beaver"][seat]]
     moves: list[Move] = []
     if TURBO in held and answers == 0 and not state["turbo"]:
         moves.append({"type": MOVE_USE_TURBO})
-    moves += two_ways(MOVE_GUESS, VISION in held)
+    moves += _two_ways(MOVE_GUESS, VISION in held)
     if kind == RAPIDS:
-        moves += two_ways(MOVE_RAPIDS, VISION in held)
+        moves += _two_ways(MOVE_RAPIDS, VISION in held)
     elif kind == AVENUE:
         moves += [{"type": MOVE_AVENUE, "value": v} for v in CARD_VALUES]
     if answers >= 1 and kind != LAVA:
@@ -205,7 +205,7 @@ def seat_moves(state: State, seat: int) -> list[Move]:
     return moves
 
 
-def normalize_move(move: Move) -> Move:
+def _normalize_move(move: Move) -> Move:
     """TB-4.3: ``"vision": false`` is the same move as no ``vision`` field."""
     if move.get("vision") is False:
         return {k: v for k, v in move.items() if k != "vision"}
@@ -257,7 +257,7 @@ class _BeaverDraft(Draft):
     """The draft of one 13 Beavers move (or the setup), with the steps its handlers share."""
 
     @property
-    def board(self) -> Board:
+    def board(self) -> _Board:
         return BOARDS[self.state["board"]]
 
     def closed_wolf(self, space: int) -> bool:
@@ -270,7 +270,7 @@ class _BeaverDraft(Draft):
         (TB-4.6, D12) turns a wrong answer into a right one.  Returns the
         outcome and whether Vision saved it."""
         previous, card = self.turn_card()
-        outcome = outcome_of(move, previous, card)
+        outcome = _outcome_of(move, previous, card)
         self.emit(EVENT_ANSWERED, seat, move=move["type"], dir=move.get("dir"), value=move.get("value"),
                   previous=previous, card=card, outcome=outcome)
         self.reshuffle_if_empty()
@@ -401,7 +401,7 @@ class _BeaverDraft(Draft):
 # ---------------------------------------------------------------------------
 # Setup (TB-3) and the move handlers (TB-4.4 – TB-4.12).
 # ---------------------------------------------------------------------------
-def setup(draft: _BeaverDraft, names: list[str], seed: int, options: dict[str, Any]) -> None:
+def _setup(draft: _BeaverDraft, names: list[str], seed: int, options: dict[str, Any]) -> None:
     """TB-3.1 – TB-3.3: the river, the shuffled piles, the first turn."""
     n = len(names)
     deck = round_deck(GAME_ID, seed, 1, DECK, options)
@@ -420,14 +420,14 @@ def setup(draft: _BeaverDraft, names: list[str], seed: int, options: dict[str, A
     draft.start_turn(options["first_seat"])
 
 
-def do_use_turbo(draft: _BeaverDraft, seat: int, move: Move) -> None:
+def _do_use_turbo(draft: _BeaverDraft, seat: int, move: Move) -> None:
     """TB-4.4, D11: the turn's right guesses move two spaces."""
     draft.spend(seat, TURBO)
     draft.state["turbo"] = True
     draft.emit(EVENT_TURBO_USED, seat)
 
 
-def do_guess(draft: _BeaverDraft, seat: int, move: Move) -> None:
+def _do_guess(draft: _BeaverDraft, seat: int, move: Move) -> None:
     """TB-4.6, D7: right moves on (two with turbo), wrong returns the beaver
     to its dam, equal places the dam (on lava: both back to water)."""
     outcome, saved = draft.answer(seat, move)
@@ -445,7 +445,7 @@ def do_guess(draft: _BeaverDraft, seat: int, move: Move) -> None:
         draft.end_turn(seat, REASON_EQUAL)
 
 
-def do_rapids(draft: _BeaverDraft, seat: int, move: Move) -> None:
+def _do_rapids(draft: _BeaverDraft, seat: int, move: Move) -> None:
     """TB-4.7, D8: three forward (turbo ignored), or back to min(dam, R−3)."""
     outcome, saved = draft.answer(seat, move)
     space = draft.state["beaver"][seat]
@@ -460,7 +460,7 @@ def do_rapids(draft: _BeaverDraft, seat: int, move: Move) -> None:
         draft.end_turn(seat, REASON_EQUAL)
 
 
-def do_avenue(draft: _BeaverDraft, seat: int, move: Move) -> None:
+def _do_avenue(draft: _BeaverDraft, seat: int, move: Move) -> None:
     """TB-4.8, D9: exact jumps to the exit; a miss sends beaver and dam to Start."""
     outcome, _ = draft.answer(seat, move)
     if outcome == OUTCOME_EXACT:
@@ -472,15 +472,15 @@ def do_avenue(draft: _BeaverDraft, seat: int, move: Move) -> None:
         draft.end_turn(seat, REASON_AVENUE_MISS)
 
 
-def do_dam(draft: _BeaverDraft, seat: int, move: Move) -> None:
+def _do_dam(draft: _BeaverDraft, seat: int, move: Move) -> None:
     """TB-4.12: secure the progress and end the turn."""
     draft.place_dam(seat, draft.state["beaver"][seat], REASON_DAM)
     draft.end_turn(seat, REASON_DAM)
 
 
 HANDLERS: dict[str, Handler] = {
-    MOVE_USE_TURBO: do_use_turbo, MOVE_GUESS: do_guess, MOVE_RAPIDS: do_rapids,
-    MOVE_AVENUE: do_avenue, MOVE_DAM: do_dam,
+    MOVE_USE_TURBO: _do_use_turbo, MOVE_GUESS: _do_guess, MOVE_RAPIDS: _do_rapids,
+    MOVE_AVENUE: _do_avenue, MOVE_DAM: _do_dam,
 }
 
 
@@ -488,32 +488,32 @@ HANDLERS: dict[str, Handler] = {
 # Views (TB-7) and events (TB-8); hidden information (TB-5) is decided by
 # ``visible_fish`` and ``visible_pile`` only.
 # ---------------------------------------------------------------------------
-def visible_fish(fish: str, owner: int, viewer: Viewer) -> str | None:
+def _visible_fish(fish: str, owner: int, viewer: Viewer) -> str | None:
     """TB-5.3: a fish id is shown to its holder and the admin; stinky to all."""
     return fish if fish == STINKY or viewer.sees_private(owner) else None
 
 
-def visible_pile(items: list[str], viewer: Viewer) -> list[str | None]:
+def _visible_pile(items: list[str], viewer: Viewer) -> list[str | None]:
     """TB-5.2: draw order, pond and cave are admin only; others see the count."""
     return list(items) if viewer.is_admin else [None] * len(items)
 
 
-def players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
+def _players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
     """TB-7.2: positions are public, held fish per TB-5.3."""
     return [{"seat": i, "name": name, "beaver": state["beaver"][i], "dam": state["dam"][i],
-             "fish": [visible_fish(f, i, viewer) for f in state["fish"][i]]}
+             "fish": [_visible_fish(f, i, viewer) for f in state["fish"][i]]}
             for i, name in enumerate(state["names"])]
 
 
-def board_view(state: State, viewer: Viewer) -> dict[str, Any]:
+def _board_view(state: State, viewer: Viewer) -> dict[str, Any]:
     """TB-7.1: the river and the piles (draw, pond and cave per TB-5.2)."""
     board = BOARDS[state["board"]]
     active = state["active"]
     return {
         "layout": board.name, "paradise": board.paradise, "spaces": board.spaces(),
         "face_up": state["face_up"], "discard": list(state["discard"]),
-        "draw": visible_pile(state["draw"], viewer), "pond": visible_pile(state["pond"], viewer),
-        "used_fish": list(state["used_fish"]), "cave": visible_pile(state["cave"], viewer),
+        "draw": _visible_pile(state["draw"], viewer), "pond": _visible_pile(state["pond"], viewer),
+        "used_fish": list(state["used_fish"]), "cave": _visible_pile(state["cave"], viewer),
         "wolf_out": list(state["wolf_out"]), "cave_open": not state["cave"],
         "turn": state["turn"], "max_turns": state["max_turns"],
         "active": None if active is None else
@@ -521,14 +521,14 @@ def board_view(state: State, viewer: Viewer) -> dict[str, Any]:
     }
 
 
-def redact_fish_caught(event: Mapping[str, Any], viewer: Viewer) -> str | None:
+def _redact_fish_caught(event: Mapping[str, Any], viewer: Viewer) -> str | None:
     """TB-5.3: the caught fish as the view shows a held one (stinky is public)."""
-    return visible_fish(event["fish"], event["seat"], viewer)
+    return _visible_fish(event["fish"], event["seat"], viewer)
 
 
-def redact_reshuffled(event: Mapping[str, Any], viewer: Viewer) -> list[str | None]:
+def _redact_reshuffled(event: Mapping[str, Any], viewer: Viewer) -> list[str | None]:
     """TB-5.2: the new draw order is admin only."""
-    return visible_pile(event["draw"], viewer)
+    return _visible_pile(event["draw"], viewer)
 
 
 # ---------------------------------------------------------------------------
@@ -540,7 +540,7 @@ FISH_KIND = d.enum(TURBO, VISION, STINKY)
 WOLF_TOKEN = d.enum(AWAKE, ASLEEP)
 SPACE = {"type": "integer", "minimum": 0, "description": "a space id"}
 KIND = d.enum(START, WATER, AVENUE, LAVA, FISH_POND, RAPIDS, WOLF, PARADISE)
-pub = d.public
+_pub = d.public
 
 DECLARATION = d.Declaration(
     moves=(
@@ -553,25 +553,25 @@ DECLARATION = d.Declaration(
         d.MoveType(MOVE_DAM, doc="after an answer, not on lava: secure the beaver's space (D5, D7)"),
     ),
     events=(
-        d.EventType(EVENT_MATCH_STARTED, {"first_seat": pub(d.SEAT), "face_up": pub(CARD)}),
-        d.EventType(EVENT_TURN_STARTED, {"turn": pub(d.INT)}),
+        d.EventType(EVENT_MATCH_STARTED, {"first_seat": _pub(d.SEAT), "face_up": _pub(CARD)}),
+        d.EventType(EVENT_TURN_STARTED, {"turn": _pub(d.INT)}),
         d.EventType(EVENT_TURBO_USED),
         d.EventType(EVENT_VISION_USED),
         d.EventType(EVENT_ANSWERED, {
-            "move": pub(d.enum(MOVE_GUESS, MOVE_RAPIDS, MOVE_AVENUE)), "dir": pub(d.nullable(DIR)),
-            "value": pub(d.nullable(CARD)), "previous": pub(CARD), "card": pub(CARD),
-            "outcome": pub(d.enum(OUTCOME_RIGHT, OUTCOME_WRONG, OUTCOME_EQUAL, OUTCOME_EXACT, OUTCOME_MISS))}),
-        d.EventType(EVENT_MOVED, {"from": pub(SPACE), "to": pub(SPACE), "cause": pub(d.STR)}),
-        d.EventType(EVENT_DAM_PLACED, {"space": pub(SPACE), "cause": pub(d.STR)}),
-        d.EventType(EVENT_WOLF_REVEALED, {"token": pub(WOLF_TOKEN)}),
-        d.EventType(EVENT_CAVE_OPENED, {"removed": pub(d.array(WOLF_TOKEN))}),
-        d.EventType(EVENT_FISH_CAUGHT, {"fish": d.redacted(d.nullable(FISH_KIND, d.HIDDEN), redact_fish_caught)},
+            "move": _pub(d.enum(MOVE_GUESS, MOVE_RAPIDS, MOVE_AVENUE)), "dir": _pub(d.nullable(DIR)),
+            "value": _pub(d.nullable(CARD)), "previous": _pub(CARD), "card": _pub(CARD),
+            "outcome": _pub(d.enum(OUTCOME_RIGHT, OUTCOME_WRONG, OUTCOME_EQUAL, OUTCOME_EXACT, OUTCOME_MISS))}),
+        d.EventType(EVENT_MOVED, {"from": _pub(SPACE), "to": _pub(SPACE), "cause": _pub(d.STR)}),
+        d.EventType(EVENT_DAM_PLACED, {"space": _pub(SPACE), "cause": _pub(d.STR)}),
+        d.EventType(EVENT_WOLF_REVEALED, {"token": _pub(WOLF_TOKEN)}),
+        d.EventType(EVENT_CAVE_OPENED, {"removed": _pub(d.array(WOLF_TOKEN))}),
+        d.EventType(EVENT_FISH_CAUGHT, {"fish": d.redacted(d.nullable(FISH_KIND, d.HIDDEN), _redact_fish_caught)},
                     doc="the fish only to its seat"),
-        d.EventType(EVENT_TURN_ENDED, {"reason": pub(d.STR)}),
-        d.EventType(EVENT_RESHUFFLED, {"face_up": pub(CARD),
-                                       "draw": d.redacted(d.array(d.nullable(CARD, d.HIDDEN)), redact_reshuffled)}),
-        d.EventType(EVENT_MATCH_ENDED, {"reason": pub(d.enum(REASON_PARADISE, REASON_MAX_TURNS)),
-                                        "winners": pub(d.array(d.SEAT))}),
+        d.EventType(EVENT_TURN_ENDED, {"reason": _pub(d.STR)}),
+        d.EventType(EVENT_RESHUFFLED, {"face_up": _pub(CARD),
+                                       "draw": d.redacted(d.array(d.nullable(CARD, d.HIDDEN)), _redact_reshuffled)}),
+        d.EventType(EVENT_MATCH_ENDED, {"reason": _pub(d.enum(REASON_PARADISE, REASON_MAX_TURNS)),
+                                        "winners": _pub(d.array(d.SEAT))}),
     ),
     player={"beaver": SPACE, "dam": SPACE, "fish": d.array(d.nullable(FISH_KIND, d.HIDDEN))},
     board_view={
@@ -594,7 +594,7 @@ DECLARATION = d.Declaration(
 # ---------------------------------------------------------------------------
 # Determinization (contract "Worlds and simulation"; docs/games/thirteen-beavers.md).
 # ---------------------------------------------------------------------------
-def deal_world(state: State, seat: int, seed: int) -> State:
+def _deal_world(state: State, seat: int, seed: int) -> State:
     """A world for ``seat``: everything public (TB-5.1) and its own fish as
     they are; the draw pile is the cards neither face up nor discarded
     (TB-10.1) in uniform order; the fish nobody has shown (TB-10.2: not held
@@ -675,26 +675,26 @@ class ThirteenBeavers(Game):
 
     def setup(self, draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
         assert isinstance(draft, _BeaverDraft)
-        setup(draft, names, seed, options)
+        _setup(draft, names, seed, options)
 
     def to_act(self, state: State) -> list[int]:
         return [state["active"]] if state["status"] == ACTIVE else []
 
     def seat_moves(self, state: State, seat: int) -> list[Move]:
-        return seat_moves(state, seat)
+        return _seat_moves(state, seat)
 
     def normalize_move(self, move: Move) -> Move:
-        return normalize_move(move)
+        return _normalize_move(move)
 
     def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
         """Name the TB-4.2 condition ``move`` misses (only the seat's own facts)."""
         return _why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
 
     def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
-        return players_view(state, viewer)
+        return _players_view(state, viewer)
 
     def board_view(self, state: State, viewer: Viewer) -> dict[str, Any]:
-        return board_view(state, viewer)
+        return _board_view(state, viewer)
 
     def round_of(self, state: State) -> int:
         """One match is one race: always round 1 of 1."""
@@ -708,5 +708,5 @@ class ThirteenBeavers(Game):
         return list(state["dam"])
 
     def deal_world(self, state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
-        """Needs no history: the state holds every public fact (see :func:`deal_world`)."""
-        return deal_world(state, seat, seed)
+        """Needs no history: the state holds every public fact (see :func:`_deal_world`)."""
+        return _deal_world(state, seat, seed)
