@@ -8,7 +8,7 @@ round; the lowest total after all rounds wins.
 
 Rules: docs/games/biberbande.md (rule ids BB-n.m, decisions Dn).
 
-State (the snapshot: a plain JSON dict, never mutated once returned):
+BiberbandeState (the snapshot: a plain JSON dict, never mutated once returned):
 
 * Cards are stored as one-character codes (:data:`CODEC`) so the snapshot
   stays small (≤ 4 KB after 20 rounds with 6 players): the number cards
@@ -33,13 +33,39 @@ import functools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from engine import core, worlds
 from engine import declaration as d
-from engine.core import ACTIVE, FINISHED, INT, Draft, Event, Move, Option, State, Viewer
+from engine.core import ACTIVE, FINISHED, INT, CoreState, Draft, Event, Move, Option, Viewer
 
 GAME_ID = "biberbande"
+
+
+class BiberbandeState(CoreState):
+    """The snapshot (module docstring), cards as one-character codes."""
+
+    names: list[str]
+    seed: int
+    first_seat: int
+    rounds: int
+    recall: str
+    turn_limit: int
+    decks: list[str]
+    scores: list[int]
+    #: per finished round ``[knocker, reason, displays]``
+    history: list[list[Any]]
+    round: int
+    turn: int
+    knocker: int | None
+    knock_turn: int | None
+    reshuffles: int
+    display: list[str]
+    discard: str
+    draw: str
+    held: str | None
+    stage: str | None
+    known: list[list[int]]
 
 # --- cards (BB-1.1, BB-1.2) ------------------------------------------------
 SWAP, PEEK, DRAW2 = "swap", "peek", "draw2"
@@ -80,35 +106,35 @@ def _is_number(code: str) -> bool:
     return code.isdigit()
 
 
-def _n(state: State) -> int:
+def _n(state: BiberbandeState) -> int:
     return len(state["names"])
 
 
-def _starter(state: State, round_no: int | None = None) -> int:
+def _starter(state: BiberbandeState, round_no: int | None = None) -> int:
     """BB-3.1: s_r = (first_seat + r − 1) mod n."""
     r: int = state["round"] if round_no is None else round_no
     first: int = state["first_seat"]
     return (first + r - 1) % _n(state)
 
 
-def _current(state: State) -> int:
+def _current(state: BiberbandeState) -> int:
     """BB-4: turn t belongs to (s_r + t − 1) mod n."""
     t: int = state["turn"]
     return (_starter(state) + t - 1) % _n(state)
 
 
-def _max_turn(state: State) -> int:
+def _max_turn(state: BiberbandeState) -> int:
     """BB-4.9: T = turn_limit · n."""
     limit: int = state["turn_limit"]
     return limit * _n(state)
 
 
-def _last_turn(state: State) -> int | None:
+def _last_turn(state: BiberbandeState) -> int | None:
     """BB-4.6: after a knock in turn k, the round's last turn is k + n − 1."""
     return None if state["knock_turn"] is None else state["knock_turn"] + _n(state) - 1
 
 
-def _can_draw(state: State) -> bool:
+def _can_draw(state: BiberbandeState) -> bool:
     """BB-4.10: False only in the (unreachable) stuck position."""
     return bool(state["draw"]) or len(state["discard"]) > 1
 
@@ -118,7 +144,7 @@ def _points(row: str) -> int:
     return sum(map(_VALUE.__getitem__, row))
 
 
-def _action_moves(state: State) -> list[Move]:
+def _action_moves(state: BiberbandeState) -> list[Move]:
     """BB-4.1 (and BB-4.10: no ``draw`` when nothing can be drawn)."""
     moves: list[Move] = [{"type": MOVE_DRAW}] if _can_draw(state) else []
     if _is_number(state["discard"][-1]):
@@ -126,9 +152,10 @@ def _action_moves(state: State) -> list[Move]:
     return moves
 
 
-def _held_moves(state: State, seat: int) -> list[Move]:
+def _held_moves(state: BiberbandeState, seat: int) -> list[Move]:
     """BB-4.2: the moves for the held card, then ``discard_drawn``."""
     held = state["held"]
+    assert held is not None  # phase drawn: a card is held
     moves: list[Move]
     if _is_number(held):
         moves = [{"type": MOVE_SWAP_DRAWN, "slot": j} for j in SLOTS]
@@ -143,7 +170,7 @@ def _held_moves(state: State, seat: int) -> list[Move]:
     return moves
 
 
-def _seat_moves(state: State, seat: int) -> list[Move]:
+def _seat_moves(state: BiberbandeState, seat: int) -> list[Move]:
     """BB-4.1–BB-4.7: the legal moves of the current seat in its phase."""
     phase = state["phase"]
     if phase == PHASE_ACTION:
@@ -155,7 +182,7 @@ def _seat_moves(state: State, seat: int) -> list[Move]:
     return [{"type": MOVE_KNOCK}, {"type": MOVE_END_TURN}]
 
 
-def _why_illegal(state: State, seat: int, move: Move, legal: list[Move]) -> str | None:
+def _why_illegal(state: BiberbandeState, seat: int, move: Move, legal: list[Move]) -> str | None:
     """The rule a refused move breaks (BB-4.1, BB-4.2, BB-4.5, BB-4.7, BB-1.4), or None."""
     kind = move.get("type")
     if kind == MOVE_TAKE_DISCARD and state["phase"] == PHASE_ACTION and not _is_number(state["discard"][-1]):
@@ -171,27 +198,28 @@ def _why_illegal(state: State, seat: int, move: Move, legal: list[Move]) -> str 
 
 
 # --- state changes shared by the handlers ----------------------------------------
-def _put(state: State, seat: int, slot: int, code: str) -> str:
+def _put(state: BiberbandeState, seat: int, slot: int, code: str) -> str:
     """Place ``code`` in a display slot; return the card it replaces."""
     row: str = state["display"][seat]
     state["display"][seat] = row[:slot] + code + row[slot + 1:]
     return row[slot]
 
 
-def _discard(state: State, code: str) -> None:
+def _discard(state: BiberbandeState, code: str) -> None:
     """Put a card face up on the discard pile (BB-5.3)."""
     state["discard"] += code
 
 
-def _release_held(state: State) -> str:
+def _release_held(state: BiberbandeState) -> str:
     """Put the held card face up on the discard pile; return it."""
-    code: str = state["held"]
+    code = state["held"]
+    assert code is not None  # only called while a card is held
     _discard(state, code)
     state["held"] = state["stage"] = None
     return code
 
 
-def _reshuffle(draft: Draft) -> None:
+def _reshuffle(draft: Draft[BiberbandeState]) -> None:
     """BB-3.6: all but the top discard, shuffled with key k, become the draw pile."""
     state = draft.state
     state["reshuffles"] += 1
@@ -202,7 +230,7 @@ def _reshuffle(draft: Draft) -> None:
     draft.emit(EVENT_RESHUFFLED, None, count=state["reshuffles"])
 
 
-def _take_top(draft: Draft) -> str | None:
+def _take_top(draft: Draft[BiberbandeState]) -> str | None:
     """Draw the next card (reshuffling first if needed, D6); None when stuck (BB-4.10)."""
     state = draft.state
     if not state["draw"]:
@@ -214,7 +242,7 @@ def _take_top(draft: Draft) -> str | None:
     return code
 
 
-def _draw_to_hand(draft: Draft, seat: int, stage: str) -> bool:
+def _draw_to_hand(draft: Draft[BiberbandeState], seat: int, stage: str) -> bool:
     """Draw into the held card (BB-4.1, BB-4.3, BB-4.4); False when stuck."""
     code = _take_top(draft)
     if code is None:
@@ -226,7 +254,7 @@ def _draw_to_hand(draft: Draft, seat: int, stage: str) -> bool:
 
 
 # --- setup (BB-3) --------------------------------------------------------------------
-def _setup(draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
+def _setup(draft: Draft[BiberbandeState], names: list[str], seed: int, options: dict[str, Any]) -> None:
     """BB-2, BB-3: the match from validated options, then round 1."""
     decks = options.get("decks") or ([options["deck"]] if options.get("deck") else [])
     draft.state.update({
@@ -239,7 +267,7 @@ def _setup(draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -
     _start_round(draft, 1)
 
 
-def _start_round(draft: Draft, round_no: int) -> None:
+def _start_round(draft: Draft[BiberbandeState], round_no: int) -> None:
     """BB-3.1–BB-3.5: deal round r and give turn 1 to its starter."""
     state = draft.state
     n = _n(state)
@@ -263,7 +291,7 @@ def _start_round(draft: Draft, round_no: int) -> None:
 
 
 # --- turn sequencing (BB-4.5, BB-4.6, BB-4.8) ----------------------------------------
-def _action_complete(draft: Draft) -> None:
+def _action_complete(draft: Draft[BiberbandeState]) -> None:
     """BB-4.6: last turn after a knock → round end; else knock decision (BB-4.5) or next turn."""
     state = draft.state
     if state["knock_turn"] is not None and state["turn"] == _last_turn(state):
@@ -274,7 +302,7 @@ def _action_complete(draft: Draft) -> None:
         _next_turn(draft)
 
 
-def _next_turn(draft: Draft) -> None:
+def _next_turn(draft: Draft[BiberbandeState]) -> None:
     """BB-4.8; BB-4.10: an action phase without legal moves ends the round."""
     state = draft.state
     state["turn"] += 1
@@ -285,7 +313,7 @@ def _next_turn(draft: Draft) -> None:
 
 
 # --- end of round, scoring, end of match (BB-6) ----------------------------------------
-def _end_round(draft: Draft, reason: str) -> None:
+def _end_round(draft: Draft[BiberbandeState], reason: str) -> None:
     """BB-6.1–BB-6.4: reveal, replace specials, score, then next round or match end."""
     state = draft.state
     n = _n(state)
@@ -307,7 +335,7 @@ def _end_round(draft: Draft, reason: str) -> None:
         _end_match(draft)
 
 
-def _replace(draft: Draft, seat: int, slot: int) -> None:
+def _replace(draft: Draft[BiberbandeState], seat: int, slot: int) -> None:
     """BB-6.2, D13: draw until a number; drawn specials are discarded at once."""
     state = draft.state
     special = state["display"][seat][slot]
@@ -329,7 +357,7 @@ def _replace(draft: Draft, seat: int, slot: int) -> None:
               card=None if number is None else CODEC.card[number])
 
 
-def _end_match(draft: Draft) -> None:
+def _end_match(draft: Draft[BiberbandeState]) -> None:
     """BB-6.4, BB-6.5: lowest total wins; ties share a place (D18)."""
     state = draft.state
     state.update({"status": FINISHED, "phase": PHASE_FINISHED,
@@ -338,13 +366,13 @@ def _end_match(draft: Draft) -> None:
 
 
 # --- move handlers (BB-4) ----------------------------------------------------------------
-def _do_draw(draft: Draft, seat: int, move: Move) -> None:
+def _do_draw(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """Action A (BB-4.1) or the second draw of Draw Twice (BB-4.4)."""
     stage = STAGE_ACTION if draft.state["phase"] == PHASE_ACTION else STAGE_DRAW2_SECOND
     _draw_to_hand(draft, seat, stage)
 
 
-def _do_take_discard(draft: Draft, seat: int, move: Move) -> None:
+def _do_take_discard(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """Action B (BB-4.1): the face-up card becomes known to all (BB-5.5, D15)."""
     state = draft.state
     slot = move["slot"]
@@ -357,11 +385,12 @@ def _do_take_discard(draft: Draft, seat: int, move: Move) -> None:
     _action_complete(draft)
 
 
-def _do_swap_drawn(draft: Draft, seat: int, move: Move) -> None:
+def _do_swap_drawn(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """BB-4.3: the slot card goes face up, the held number takes its place (known to the placer)."""
     state = draft.state
     slot = move["slot"]
     held = state["held"]
+    assert held is not None  # swap_drawn is legal only while a card is held
     state["held"] = state["stage"] = None
     old = _put(state, seat, slot, held)
     _discard(state, old)
@@ -370,7 +399,7 @@ def _do_swap_drawn(draft: Draft, seat: int, move: Move) -> None:
     _action_complete(draft)
 
 
-def _do_discard_drawn(draft: Draft, seat: int, move: Move) -> None:
+def _do_discard_drawn(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """BB-4.3: discarding the first Draw Twice card unused allows a second draw (D8)."""
     state = draft.state
     first_of_draw2 = state["stage"] == STAGE_DRAW2_FIRST
@@ -382,7 +411,7 @@ def _do_discard_drawn(draft: Draft, seat: int, move: Move) -> None:
         _action_complete(draft)
 
 
-def _do_use_swap(draft: Draft, seat: int, move: Move) -> None:
+def _do_use_swap(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """BB-4.3: exchange own slot j with seat s's slot u; knowers move with the cards (BB-5.5)."""
     state = draft.state
     _release_held(state)
@@ -395,7 +424,7 @@ def _do_use_swap(draft: Draft, seat: int, move: Move) -> None:
     _action_complete(draft)
 
 
-def _do_use_peek(draft: Draft, seat: int, move: Move) -> None:
+def _do_use_peek(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """BB-4.3: look at an own card (D10)."""
     state = draft.state
     _release_held(state)
@@ -405,7 +434,7 @@ def _do_use_peek(draft: Draft, seat: int, move: Move) -> None:
     _action_complete(draft)
 
 
-def _do_use_draw2(draft: Draft, seat: int, move: Move) -> None:
+def _do_use_draw2(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """BB-4.3, D8: the first draw is automatic (BB-4.10: none when stuck)."""
     _release_held(draft.state)
     draft.emit(EVENT_USED_DRAW2, seat)
@@ -413,13 +442,13 @@ def _do_use_draw2(draft: Draft, seat: int, move: Move) -> None:
         _action_complete(draft)
 
 
-def _do_skip_draw(draft: Draft, seat: int, move: Move) -> None:
+def _do_skip_draw(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """BB-4.4: no second draw."""
     draft.emit(EVENT_SKIPPED_DRAW, seat)
     _action_complete(draft)
 
 
-def _do_knock(draft: Draft, seat: int, move: Move) -> None:
+def _do_knock(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """BB-4.7: knock_turn = t; the others get one more turn each."""
     state = draft.state
     state["knocker"], state["knock_turn"] = seat, state["turn"]
@@ -427,7 +456,7 @@ def _do_knock(draft: Draft, seat: int, move: Move) -> None:
     _next_turn(draft)
 
 
-def _do_end_turn(draft: Draft, seat: int, move: Move) -> None:
+def _do_end_turn(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """BB-4.7, BB-4.9: the round ends after turn T when nobody knocked."""
     draft.emit(EVENT_ENDED_TURN, seat)
     if draft.state["turn"] == _max_turn(draft.state):
@@ -446,7 +475,7 @@ HANDLERS = {
 
 
 # --- views (BB-5, BB-7) ------------------------------------------------------------------
-def _players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
+def _players_view(state: BiberbandeState, viewer: Viewer) -> list[dict[str, Any]]:
     """BB-7.1: display cards to the admin, or to everyone once finished (BB-5.1);
     ``known`` per BB-5.6."""
     shown = state["status"] == FINISHED or viewer.is_admin
@@ -463,7 +492,7 @@ def _player_view(seat: int, name: str, row: str, masks: list[int], shown: bool, 
             else [None] * len(row)}
 
 
-def _board_view(state: State, viewer: Viewer) -> dict[str, Any]:
+def _board_view(state: BiberbandeState, viewer: Viewer) -> dict[str, Any]:
     """BB-7.2: the held card to its holder (BB-5.2), the draw order to the admin (BB-5.3)."""
     current = _current(state)
     held = state["held"]
@@ -479,7 +508,7 @@ def _board_view(state: State, viewer: Viewer) -> dict[str, Any]:
             "drawn": drawn, "history": _history_view(state)}
 
 
-def _history_view(state: State) -> list[dict[str, Any]]:
+def _history_view(state: BiberbandeState) -> list[dict[str, Any]]:
     """Finished rounds, public (BB-6.1 reveals every display; D20)."""
     out = []
     for i, (knocker, reason, codes) in enumerate(state["history"]):
@@ -620,14 +649,14 @@ class _Pools:
     draw: int = 0
 
 
-def _pools_of_deal(state: State) -> _Pools:
+def _pools_of_deal(state: BiberbandeState) -> _Pools:
     """Before any reshuffle every hidden card comes from the deal, and every
     card that went face up is on the discard pile (BB-5.3)."""
     return _Pools([CODEC.encode(CANONICAL)], [Counter(state["discard"])],
                   [[0] * len(SLOTS) for _ in state["display"]])
 
 
-def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pools:
+def _pools_of_history(state: BiberbandeState, seat: int, events: Sequence[Event]) -> _Pools:
     """The round's events as ``seat`` sees them (BB-5.7), replayed for the
     pools: what went face up from where, and each reshuffled pile."""
     viewer = core.seat_viewer(seat)
@@ -670,7 +699,7 @@ def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pool
     return pools
 
 
-def _deal_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+def _deal_world(state: BiberbandeState, seat: int, seed: int, events: Sequence[Event]) -> BiberbandeState:
     """A world for ``seat``: every display card it knows (BB-5.5, whatever
     ``recall``), its held card and every public card where they are; each
     other display card, another seat's held card and the draw pile dealt
@@ -697,7 +726,7 @@ def _deal_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> 
         seen[pools.held].append(state["held"])
     places[pools.draw] += [("draw", i, 0) for i in range(len(state["draw"]))]
     rng = worlds.world_rng(GAME_ID, seed)
-    world = core.copy_layout(state, STATE_COPIERS)
+    world = cast(BiberbandeState, core.copy_layout(state, STATE_COPIERS))
     rows = [list(row) for row in state["display"]]
     draw = list(state["draw"])
     for cards, gone, mine, spots in zip(pools.cards, pools.gone, seen, places):
@@ -709,13 +738,13 @@ def _deal_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> 
                 world["held"] = code
             else:
                 draw[a] = code
-    world.update(display=["".join(row) for row in rows], draw="".join(draw),
-                 seed=worlds.fresh_seed(rng), decks=[])
+    world.update({"display": ["".join(row) for row in rows], "draw": "".join(draw),
+                  "seed": worlds.fresh_seed(rng), "decks": []})
     return world
 
 
 # --- the game ----------------------------------------------------------------------------
-class Biberbande(core.Game):
+class Biberbande(core.Game[BiberbandeState]):
     """Biberbande: keep the lowest-valued face-down display of four cards."""
 
     id = GAME_ID
@@ -747,23 +776,23 @@ class Biberbande(core.Game):
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return list(CANONICAL)
 
-    def setup(self, draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
+    def setup(self, draft: Draft[BiberbandeState], names: list[str], seed: int, options: dict[str, Any]) -> None:
         _setup(draft, names, seed, options)
 
-    def to_act(self, state: State) -> list[int]:
+    def to_act(self, state: BiberbandeState) -> list[int]:
         return [_current(state)] if state["status"] == ACTIVE else []
 
-    def seat_moves(self, state: State, seat: int) -> list[Move]:
+    def seat_moves(self, state: BiberbandeState, seat: int) -> list[Move]:
         return _seat_moves(state, seat)
 
-    def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
+    def players_view(self, state: BiberbandeState, viewer: Viewer) -> list[dict[str, Any]]:
         return _players_view(state, viewer)
 
-    def board_view(self, state: State, viewer: Viewer) -> dict[str, Any]:
+    def board_view(self, state: BiberbandeState, viewer: Viewer) -> dict[str, Any]:
         return _board_view(state, viewer)
 
-    def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
+    def why_illegal(self, state: BiberbandeState, seat: int, move: Move, legal: list[Move]) -> str:
         return _why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
 
-    def deal_world(self, state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+    def deal_world(self, state: BiberbandeState, seat: int, seed: int, events: Sequence[Event]) -> BiberbandeState:
         return _deal_world(state, seat, seed, events)

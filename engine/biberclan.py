@@ -361,14 +361,14 @@ def _round_order(state: State, round_no: int) -> list[str]:
 # Turn, round and match flow on the working state (BC-3.2, BC-4.2, BC-4.10,
 # BC-4.11, BC-6.3 … BC-6.7)
 # ==========================================================================
-def _take_held(draft: Draft) -> _Held:
+def _take_held(draft: Draft[Any]) -> _Held:
     """The held card leaves the hand (the caller says where it goes)."""
     held: _Held = draft.state["held"]
     draft.state["held"] = None
     return held
 
 
-def _draw_card(draft: Draft) -> str | None:
+def _draw_card(draft: Draft[Any]) -> str | None:
     """Take the top card, reshuffling the discard first when the pile is empty
     (BC-4.10, D17).  ``None`` only if both are empty (unreachable, BC-10.4)."""
     state = draft.state
@@ -384,7 +384,7 @@ def _draw_card(draft: Draft) -> str | None:
     return card
 
 
-def _start_turn(draft: Draft) -> None:
+def _start_turn(draft: Draft[Any]) -> None:
     """BC-4.2: automatic draws for the seat to act until it holds a card with
     a decision; void specials go to the box (D5, D6)."""
     state = draft.state
@@ -410,13 +410,13 @@ def _start_turn(draft: Draft) -> None:
         state["box"].append(card)
 
 
-def _finish_special(draft: Draft) -> None:
+def _finish_special(draft: Draft[Any]) -> None:
     """BC-4.10: the used special goes to the box; the actor draws again."""
     draft.state["box"].append(_take_held(draft)["card"])
     _start_turn(draft)
 
 
-def _end_turn(draft: Draft) -> None:
+def _end_turn(draft: Draft[Any]) -> None:
     """BC-4.11: fifth-card rule, final lap, turn count, round end or next turn."""
     state = draft.state
     actor, n = state["seat"], len(state["names"])
@@ -436,7 +436,7 @@ def _end_turn(draft: Draft) -> None:
         _start_turn(draft)
 
 
-def _end_round(draft: Draft, reason: str) -> None:
+def _end_round(draft: Draft[Any], reason: str) -> None:
     """BC-6.3 … BC-6.6: score, reveal (BC-5.7), then end the match or start
     the next round."""
     state = draft.state
@@ -456,7 +456,7 @@ def _end_round(draft: Draft, reason: str) -> None:
         _start_round(draft, state["round"] + 1, start)
 
 
-def _finish_match(draft: Draft, reason: str, five: list[int]) -> None:
+def _finish_match(draft: Draft[Any], reason: str, five: list[int]) -> None:
     """BC-6.7: result, status and phase finished, nobody to act."""
     state = draft.state
     result = core.make_result(state["scores"], lowest_wins=False, first_group=five)
@@ -464,7 +464,7 @@ def _finish_match(draft: Draft, reason: str, five: list[int]) -> None:
     draft.emit(EVENT_MATCH_ENDED, None, reason=reason, result=core.clone(result))
 
 
-def _start_round(draft: Draft, round_no: int, start_seat: int) -> None:
+def _start_round(draft: Draft[Any], round_no: int, start_seat: int) -> None:
     """BC-3.1, BC-3.2: gather all cards, take the round's draw order, empty
     castles, first automatic draw."""
     state = draft.state
@@ -481,7 +481,7 @@ def _start_round(draft: Draft, round_no: int, start_seat: int) -> None:
 # ==========================================================================
 # Setup (BC-3) and move handlers (BC-4.3 … BC-4.9)
 # ==========================================================================
-def _setup(draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
+def _setup(draft: Draft[Any], names: list[str], seed: int, options: dict[str, Any]) -> None:
     """BC-3: round 1 from ``deck``/``decks[0]`` or the seed."""
     decks = options.get("decks") or ([options["deck"]] if options.get("deck") else [])
     draft.state.update({
@@ -493,7 +493,7 @@ def _setup(draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -
     _start_round(draft, 1, options["first_seat"])
 
 
-def _do_place(draft: Draft, seat: int, move: Move) -> None:
+def _do_place(draft: Draft[Any], seat: int, move: Move) -> None:
     """BC-4.3: the held number goes to a free legal slot; the turn ends."""
     state = draft.state
     held = _take_held(draft)
@@ -503,7 +503,7 @@ def _do_place(draft: Draft, seat: int, move: Move) -> None:
     _end_turn(draft)
 
 
-def _do_replace(draft: Draft, seat: int, move: Move) -> None:
+def _do_replace(draft: Draft[Any], seat: int, move: Move) -> None:
     """BC-4.4: own castle → the old card to the discard, turn ends; another
     castle → the actor holds and sees the stolen card (D12), phase stash."""
     state = draft.state
@@ -522,7 +522,7 @@ def _do_replace(draft: Draft, seat: int, move: Move) -> None:
     state["phase"] = PHASE_STASH
 
 
-def _do_stash(draft: Draft, seat: int, move: Move) -> None:
+def _do_stash(draft: Draft[Any], seat: int, move: Move) -> None:
     """BC-4.5: the stolen card to a free legal slot of the actor's castle.
 
     The event also carries ``removed_face`` (the face the card had where it
@@ -535,7 +535,7 @@ def _do_stash(draft: Draft, seat: int, move: Move) -> None:
     _end_turn(draft)
 
 
-def _do_clear(draft: Draft, seat: int, move: Move) -> None:
+def _do_clear(draft: Draft[Any], seat: int, move: Move) -> None:
     """BC-4.6: an unprotected card goes face up on the discard."""
     state = draft.state
     i = SLOT_INDEX[move["slot"]]
@@ -546,7 +546,7 @@ def _do_clear(draft: Draft, seat: int, move: Move) -> None:
     _finish_special(draft)
 
 
-def _do_flip(draft: Draft, seat: int, move: Move) -> None:
+def _do_flip(draft: Draft[Any], seat: int, move: Move) -> None:
     """BC-4.7: an unprotected card is turned over (its value becomes public)."""
     state = draft.state
     card = state["castles"][move["target"]][SLOT_INDEX[move["slot"]]]
@@ -556,7 +556,7 @@ def _do_flip(draft: Draft, seat: int, move: Move) -> None:
     _finish_special(draft)
 
 
-def _do_swap(draft: Draft, seat: int, move: Move) -> None:
+def _do_swap(draft: Draft[Any], seat: int, move: Move) -> None:
     """BC-4.8: two unprotected cards of different castles change places with
     their faces (and their knowers: the movement is public)."""
     castles = draft.state["castles"]
@@ -566,7 +566,7 @@ def _do_swap(draft: Draft, seat: int, move: Move) -> None:
     _finish_special(draft)
 
 
-def _do_peek(draft: Draft, seat: int, move: Move) -> None:
+def _do_peek(draft: Draft[Any], seat: int, move: Move) -> None:
     """BC-4.9: the actor looks at an unprotected face-down card."""
     card = draft.state["castles"][move["target"]][SLOT_INDEX[move["slot"]]]
     card["knowers"] |= core.only(seat)
@@ -936,7 +936,7 @@ STATE_COPIERS: core.Copiers = {
 # ==========================================================================
 # The engine
 # ==========================================================================
-class BiberClan(Game):
+class BiberClan(Game[Any]):
     """BiberClan: build a five-card beaver castle, steal and protect cards."""
 
     id = GAME_ID
@@ -965,7 +965,7 @@ class BiberClan(Game):
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return canonical(bool(options.get("with_biberbande")))
 
-    def setup(self, draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
+    def setup(self, draft: Draft[Any], names: list[str], seed: int, options: dict[str, Any]) -> None:
         _setup(draft, names, seed, options)
 
     def to_act(self, state: State) -> list[int]:

@@ -269,7 +269,7 @@ def _why_illegal_play(state: State, card: int, beaver: Any) -> str | None:
 # --------------------------------------------------------------------------
 # Setup (MLB-3).
 # --------------------------------------------------------------------------
-def _setup(draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
+def _setup(draft: Draft[Any], names: list[str], seed: int, options: dict[str, Any]) -> None:
     """A new match: options into the state, then round 1 (MLB-2, MLB-3)."""
     n = len(names)
     decks = options.get("decks")
@@ -282,7 +282,7 @@ def _setup(draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -
     _start_round(draft, 1, options["first_seat"], first)
 
 
-def _start_round(draft: Draft, round_no: int, start: int, deck: list[int]) -> None:
+def _start_round(draft: Draft[Any], round_no: int, start: int, deck: list[int]) -> None:
     """Set up round ``round_no`` from its order ``deck`` (MLB-3.1..3.6)."""
     state = draft.state
     n = len(state["names"])
@@ -319,7 +319,7 @@ def _end_turn(state: State) -> None:
     state["phase"] = _turn_phase(state)
 
 
-def _tip(draft: Draft, seat: int) -> None:
+def _tip(draft: Draft[Any], seat: int) -> None:
     """MLB-4.4b: the mover returns up to two sticks; the round ends, no reward (D11)."""
     state = draft.state
     returned = min(2, state["sticks"][seat])
@@ -329,7 +329,7 @@ def _tip(draft: Draft, seat: int) -> None:
     _end_round(draft, REASON_TIPPED, seat)
 
 
-def _after_reward(draft: Draft, seat: int) -> None:
+def _after_reward(draft: Draft[Any], seat: int) -> None:
     """MLB-4.4 d/e: round-end checks, then the optional draw if a pile is left."""
     state = draft.state
     reason = _round_end_reason(state, seat)
@@ -341,7 +341,7 @@ def _after_reward(draft: Draft, seat: int) -> None:
         _end_turn(state)
 
 
-def _end_round(draft: Draft, reason: str, by: int) -> None:
+def _end_round(draft: Draft[Any], reason: str, by: int) -> None:
     """MLB-6.1..6.4: score, then the next round or the end of the match."""
     state = draft.state
     round_no = state["round"]
@@ -361,7 +361,7 @@ def _end_round(draft: Draft, reason: str, by: int) -> None:
 # Move handlers (MLB-4.3..4.8): each applies one legal move and every
 # automatic step after it.
 # --------------------------------------------------------------------------
-def _do_draw(draft: Draft, seat: int, move: Move) -> None:
+def _do_draw(draft: Draft[Any], seat: int, move: Move) -> None:
     """Top-up in `play`/`exchange` (MLB-4.3, D8) or the optional draw after a move (MLB-4.8)."""
     state = draft.state
     top_up = state["phase"] != PHASE_DRAW
@@ -375,7 +375,7 @@ def _do_draw(draft: Draft, seat: int, move: Move) -> None:
         _end_turn(state)
 
 
-def _do_play(draft: Draft, seat: int, move: Move) -> None:
+def _do_play(draft: Draft[Any], seat: int, move: Move) -> None:
     """MLB-4.4: lay the card, move the beaver, then tip check, reward, round end, draw."""
     state = draft.state
     card, beaver = CARD_INDEX[move["card"]], COLOUR_INDEX[move["beaver"]]
@@ -394,7 +394,7 @@ def _do_play(draft: Draft, seat: int, move: Move) -> None:
         _after_reward(draft, seat)
 
 
-def _do_reward(draft: Draft, seat: int, move: Move) -> None:
+def _do_reward(draft: Draft[Any], seat: int, move: Move) -> None:
     """MLB-4.7: a stick from the supply or the top card of a pile."""
     state = draft.state
     if move["take"] == TAKE_STICK:
@@ -408,7 +408,7 @@ def _do_reward(draft: Draft, seat: int, move: Move) -> None:
     _after_reward(draft, seat)
 
 
-def _do_exchange(draft: Draft, seat: int, move: Move) -> None:
+def _do_exchange(draft: Draft[Any], seat: int, move: Move) -> None:
     """MLB-4.5, D9: forced exchange; the phase is re-evaluated (MLB-4.0)."""
     state = draft.state
     card, pile = CARD_INDEX[move["card"]], move["pile"]
@@ -418,7 +418,7 @@ def _do_exchange(draft: Draft, seat: int, move: Move) -> None:
     state["phase"] = _turn_phase(state)
 
 
-def _do_discard(draft: Draft, seat: int, move: Move) -> None:
+def _do_discard(draft: Draft[Any], seat: int, move: Move) -> None:
     """MLB-4.6, D10: stuck with both piles empty; an empty hand ends the round."""
     state = draft.state
     card = CARD_INDEX[move["card"]]
@@ -430,7 +430,7 @@ def _do_discard(draft: Draft, seat: int, move: Move) -> None:
         _end_round(draft, REASON_HAND_EMPTY, seat)
 
 
-def _do_pass(draft: Draft, seat: int, move: Move) -> None:
+def _do_pass(draft: Draft[Any], seat: int, move: Move) -> None:
     """MLB-4.8: no draw after the move; the turn passes on."""
     draft.emit(EVENT_PASSED, seat)
     _end_turn(draft.state)
@@ -629,7 +629,7 @@ STATE_COPIERS: core.Copiers = {
 # --------------------------------------------------------------------------
 # The engine.
 # --------------------------------------------------------------------------
-class MeinLieberBiber(Game):
+class MeinLieberBiber(Game[Any]):
     """Mein Lieber Biber: move any beaver, collect sticks, don't tip the raft."""
 
     id = GAME_ID
@@ -660,7 +660,7 @@ class MeinLieberBiber(Game):
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return list(CARDS)
 
-    def setup(self, draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
+    def setup(self, draft: Draft[Any], names: list[str], seed: int, options: dict[str, Any]) -> None:
         _setup(draft, names, seed, options)
 
     def to_act(self, state: State) -> list[int]:

@@ -253,7 +253,7 @@ def _why_illegal_now(state: State, seat: int, kind: Any) -> str | None:
 # A move being applied: the working copy of the state, the events it
 # produces in play order (TB-8.2), and the steps the handlers share.
 # ---------------------------------------------------------------------------
-class _BeaverDraft(Draft):
+class _BeaverDraft(Draft[Any]):
     """The draft of one 13 Beavers move (or the setup), with the steps its handlers share."""
 
     @property
@@ -635,7 +635,7 @@ STATE_COPIERS: Copiers = {
 # ---------------------------------------------------------------------------
 # The engine.
 # ---------------------------------------------------------------------------
-class ThirteenBeavers(Game):
+class ThirteenBeavers(Game[Any]):
     """13 Beavers: guess higher or lower, dam your progress, reach Paradise."""
 
     id = GAME_ID
@@ -673,7 +673,7 @@ class ThirteenBeavers(Game):
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return list(DECK)
 
-    def setup(self, draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
+    def setup(self, draft: Draft[Any], names: list[str], seed: int, options: dict[str, Any]) -> None:
         assert isinstance(draft, _BeaverDraft)
         _setup(draft, names, seed, options)
 
