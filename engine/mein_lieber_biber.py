@@ -6,7 +6,7 @@ costs two sticks and ends the round.  Most sticks after the rounds wins.
 
 Rules: docs/games/mein-lieber-biber.md (rule ids MLB-n.m, decisions Dn).
 
-State layout (a plain JSON-able dict; cards are stored as their canonical
+MeinLieberBiberState layout (a plain JSON-able dict; cards are stored as their canonical
 index 0..47 so hands sort by plain integer order and the snapshot stays small):
 
 ``status`` / ``result``  core.ACTIVE or core.FINISHED, final result or null
@@ -28,13 +28,45 @@ from __future__ import annotations
 import random
 from bisect import insort
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from engine import core, worlds
 from engine import declaration as d
-from engine.core import ACTIVE, FINISHED, Draft, Game, Handler, Move, Option, State, Viewer
+from engine.core import ACTIVE, FINISHED, CoreState, Draft, Game, Handler, Move, Option, Viewer
 
 GAME_ID = "mein-lieber-biber"
+
+
+#: The last card played, as the view shows it (MLB-7.2); ``from`` is a
+#: Python keyword, hence the functional form
+LastPlay = TypedDict("LastPlay", {"seat": int, "card": str, "beaver": str, "from": int, "to": int})
+
+
+class LastRoundEnd(TypedDict):
+    round: int
+    reason: str
+    seat: int
+
+
+class MeinLieberBiberState(CoreState):
+    """The snapshot (module docstring), cards as indexes into :data:`CARDS`."""
+
+    names: list[str]
+    seed: int
+    rounds: int
+    tip: int
+    decks: list[list[int]] | None
+    sticks: list[int]
+    last_round_end: LastRoundEnd | None
+    round: int
+    turn: int
+    start_seat: int
+    hands: list[list[int]]
+    piles: list[list[int]]
+    discards: list[list[int]]
+    pos: list[int]
+    supply: int
+    last_play: LastPlay | None
 
 # --------------------------------------------------------------------------
 # Components (MLB-1).
@@ -179,19 +211,19 @@ def _deal(deck: list[int], n: int) -> tuple[list[list[int]], list[list[int]]]:
     return hands, [rest[0::2], rest[1::2]]
 
 
-def _round_order(state: State, round_no: int) -> list[int]:
+def _round_order(state: MeinLieberBiberState, round_no: int) -> list[int]:
     """Round ``round_no``'s order: stacked ``decks`` or the seeded shuffle (MLB-3.1, D18)."""
     decks = state["decks"]
     options = {"decks": [[CARDS[c] for c in d] for d in decks]} if decks else {}
     return [CARD_INDEX[c] for c in core.round_deck(GAME_ID, state["seed"], round_no, CARDS, options)]
 
 
-def _turn_phase(state: State) -> str:
+def _turn_phase(state: MeinLieberBiberState) -> str:
     """`play` if some card in the turn seat's hand can move a beaver, else `exchange` (MLB-4.0)."""
     return PHASE_PLAY if can_play(state["pos"], state["hands"][state["turn"]]) else PHASE_EXCHANGE
 
 
-def _round_end_reason(state: State, mover: int) -> str | None:
+def _round_end_reason(state: MeinLieberBiberState, mover: int) -> str | None:
     """MLB-6.1 after a move (tipping is handled before): the first that applies."""
     if state["supply"] == 0:
         return REASON_SUPPLY_EXHAUSTED
@@ -205,7 +237,7 @@ def _round_end_reason(state: State, mover: int) -> str | None:
 # --------------------------------------------------------------------------
 # Legal moves (MLB-4.9) and refusal reasons (MLB-4.10).
 # --------------------------------------------------------------------------
-def _seat_moves(state: State, seat: int) -> list[Move]:
+def _seat_moves(state: MeinLieberBiberState, seat: int) -> list[Move]:
     """Every legal move of the seat to act, in the order of MLB-4.9."""
     phase, piles = state["phase"], state["piles"]
     open_piles = [p for p in (0, 1) if piles[p]]
@@ -229,7 +261,7 @@ def _seat_moves(state: State, seat: int) -> list[Move]:
     return moves
 
 
-def _why_illegal(state: State, seat: int, move: Move) -> str | None:
+def _why_illegal(state: MeinLieberBiberState, seat: int, move: Move) -> str | None:
     """A specific sentence for common refusals, or None for the generic one
     (MLB-4.10: only public facts or the seat's own)."""
     kind, phase, hand = move.get("type"), state["phase"], state["hands"][seat]
@@ -249,7 +281,7 @@ def _why_illegal(state: State, seat: int, move: Move) -> str | None:
     return None
 
 
-def _why_illegal_play(state: State, card: int, beaver: Any) -> str | None:
+def _why_illegal_play(state: MeinLieberBiberState, card: int, beaver: Any) -> str | None:
     """Why a card in hand cannot move ``beaver`` (MLB-4.1)."""
     b = COLOUR_INDEX.get(beaver) if isinstance(beaver, str) else None
     if b is None:
@@ -269,27 +301,27 @@ def _why_illegal_play(state: State, card: int, beaver: Any) -> str | None:
 # --------------------------------------------------------------------------
 # Setup (MLB-3).
 # --------------------------------------------------------------------------
-def _setup(draft: Draft[Any], names: list[str], seed: int, options: dict[str, Any]) -> None:
+def _setup(draft: Draft[MeinLieberBiberState], names: list[str], seed: int, options: dict[str, Any]) -> None:
     """A new match: options into the state, then round 1 (MLB-2, MLB-3)."""
     n = len(names)
     decks = options.get("decks")
-    draft.state.update(
-        status=ACTIVE, result=None, names=list(names), seed=seed,
-        rounds=options["rounds"], tip=options["tip_threshold"],
-        decks=[[CARD_INDEX[c] for c in d] for d in decks] if decks else None,
-        sticks=[0] * n, last_round_end=None)
+    draft.state.update({
+        "status": ACTIVE, "result": None, "names": list(names), "seed": seed,
+        "rounds": options["rounds"], "tip": options["tip_threshold"],
+        "decks": [[CARD_INDEX[c] for c in d] for d in decks] if decks else None,
+        "sticks": [0] * n, "last_round_end": None})
     first = [CARD_INDEX[c] for c in core.round_deck(GAME_ID, seed, 1, CARDS, options)]
     _start_round(draft, 1, options["first_seat"], first)
 
 
-def _start_round(draft: Draft[Any], round_no: int, start: int, deck: list[int]) -> None:
+def _start_round(draft: Draft[MeinLieberBiberState], round_no: int, start: int, deck: list[int]) -> None:
     """Set up round ``round_no`` from its order ``deck`` (MLB-3.1..3.6)."""
     state = draft.state
     n = len(state["names"])
     hands, piles = _deal(deck, n)
-    state.update(round=round_no, turn=start, start_seat=start, hands=hands, piles=piles,
-             discards=[[] for _ in range(n)], pos=[MIDDLE] * len(COLOURS),
-             supply=STICKS - sum(state["sticks"]), last_play=None)
+    state.update({"round": round_no, "turn": start, "start_seat": start, "hands": hands, "piles": piles,
+                  "discards": [[] for _ in range(n)], "pos": [MIDDLE] * len(COLOURS),
+                  "supply": STICKS - sum(state["sticks"]), "last_play": None})
     state["phase"] = _turn_phase(state)
     draft.emit(EVENT_ROUND_STARTED, None, round=round_no, start_seat=start)
     for seat, hand in enumerate(hands):
@@ -300,26 +332,26 @@ def _start_round(draft: Draft[Any], round_no: int, start: int, deck: list[int]) 
 # Steps shared by the handlers: each changes ``draft.state`` (a private copy)
 # and emits the events of MLB-8.1.
 # --------------------------------------------------------------------------
-def _take_top(state: State, seat: int, pile: int) -> int:
+def _take_top(state: MeinLieberBiberState, seat: int, pile: int) -> int:
     """Top card of ``pile`` into the seat's sorted hand; returns it."""
     card: int = state["piles"][pile].pop(0)
     insort(state["hands"][seat], card)
     return card
 
 
-def _lay_down(state: State, seat: int, card: int) -> None:
+def _lay_down(state: MeinLieberBiberState, seat: int, card: int) -> None:
     """A hand card goes face up onto the seat's discard pile (MLB-4.4a, 4.5, 4.6)."""
     state["hands"][seat].remove(card)
     state["discards"][seat].append(card)
 
 
-def _end_turn(state: State) -> None:
+def _end_turn(state: MeinLieberBiberState) -> None:
     """Clockwise to the next seat (MLB-4.0)."""
     state["turn"] = core.seat_after(state["turn"], len(state["names"]))
     state["phase"] = _turn_phase(state)
 
 
-def _tip(draft: Draft[Any], seat: int) -> None:
+def _tip(draft: Draft[MeinLieberBiberState], seat: int) -> None:
     """MLB-4.4b: the mover returns up to two sticks; the round ends, no reward (D11)."""
     state = draft.state
     returned = min(2, state["sticks"][seat])
@@ -329,7 +361,7 @@ def _tip(draft: Draft[Any], seat: int) -> None:
     _end_round(draft, REASON_TIPPED, seat)
 
 
-def _after_reward(draft: Draft[Any], seat: int) -> None:
+def _after_reward(draft: Draft[MeinLieberBiberState], seat: int) -> None:
     """MLB-4.4 d/e: round-end checks, then the optional draw if a pile is left."""
     state = draft.state
     reason = _round_end_reason(state, seat)
@@ -341,7 +373,7 @@ def _after_reward(draft: Draft[Any], seat: int) -> None:
         _end_turn(state)
 
 
-def _end_round(draft: Draft[Any], reason: str, by: int) -> None:
+def _end_round(draft: Draft[MeinLieberBiberState], reason: str, by: int) -> None:
     """MLB-6.1..6.4: score, then the next round or the end of the match."""
     state = draft.state
     round_no = state["round"]
@@ -350,7 +382,7 @@ def _end_round(draft: Draft[Any], reason: str, by: int) -> None:
               sticks=list(state["sticks"]), supply=state["supply"])
     if round_no >= state["rounds"] or reason == REASON_SUPPLY_EXHAUSTED:
         result = core.make_result(state["sticks"], lowest_wins=False)
-        state.update(status=FINISHED, phase=PHASE_FINISHED, result=result)
+        state.update({"status": FINISHED, "phase": PHASE_FINISHED, "result": result})
         draft.emit(EVENT_MATCH_ENDED, None, result=result)
         return
     nxt = round_no + 1
@@ -361,7 +393,7 @@ def _end_round(draft: Draft[Any], reason: str, by: int) -> None:
 # Move handlers (MLB-4.3..4.8): each applies one legal move and every
 # automatic step after it.
 # --------------------------------------------------------------------------
-def _do_draw(draft: Draft[Any], seat: int, move: Move) -> None:
+def _do_draw(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
     """Top-up in `play`/`exchange` (MLB-4.3, D8) or the optional draw after a move (MLB-4.8)."""
     state = draft.state
     top_up = state["phase"] != PHASE_DRAW
@@ -375,7 +407,7 @@ def _do_draw(draft: Draft[Any], seat: int, move: Move) -> None:
         _end_turn(state)
 
 
-def _do_play(draft: Draft[Any], seat: int, move: Move) -> None:
+def _do_play(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
     """MLB-4.4: lay the card, move the beaver, then tip check, reward, round end, draw."""
     state = draft.state
     card, beaver = CARD_INDEX[move["card"]], COLOUR_INDEX[move["beaver"]]
@@ -383,9 +415,10 @@ def _do_play(draft: Draft[Any], seat: int, move: Move) -> None:
     pos = state["pos"]
     start = pos[beaver]
     pos[beaver] = to = _target(start, _card_value(card))
-    moved = {"card": CARDS[card], "beaver": COLOURS[beaver], "from": start, "to": to}
-    state["last_play"] = {"seat": seat, **moved}
-    draft.emit(EVENT_PLAYED, seat, **moved, joker=_card_colour(card) != beaver)
+    played: LastPlay = {"seat": seat, "card": CARDS[card], "beaver": COLOURS[beaver], "from": start, "to": to}
+    state["last_play"] = played
+    draft.emit(EVENT_PLAYED, seat, card=played["card"], beaver=played["beaver"], **{"from": start}, to=to,
+               joker=_card_colour(card) != beaver)
     if tips(pos, state["tip"]):
         _tip(draft, seat)
     elif _earns_reward(beaver, to):
@@ -394,7 +427,7 @@ def _do_play(draft: Draft[Any], seat: int, move: Move) -> None:
         _after_reward(draft, seat)
 
 
-def _do_reward(draft: Draft[Any], seat: int, move: Move) -> None:
+def _do_reward(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
     """MLB-4.7: a stick from the supply or the top card of a pile."""
     state = draft.state
     if move["take"] == TAKE_STICK:
@@ -408,7 +441,7 @@ def _do_reward(draft: Draft[Any], seat: int, move: Move) -> None:
     _after_reward(draft, seat)
 
 
-def _do_exchange(draft: Draft[Any], seat: int, move: Move) -> None:
+def _do_exchange(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
     """MLB-4.5, D9: forced exchange; the phase is re-evaluated (MLB-4.0)."""
     state = draft.state
     card, pile = CARD_INDEX[move["card"]], move["pile"]
@@ -418,7 +451,7 @@ def _do_exchange(draft: Draft[Any], seat: int, move: Move) -> None:
     state["phase"] = _turn_phase(state)
 
 
-def _do_discard(draft: Draft[Any], seat: int, move: Move) -> None:
+def _do_discard(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
     """MLB-4.6, D10: stuck with both piles empty; an empty hand ends the round."""
     state = draft.state
     card = CARD_INDEX[move["card"]]
@@ -430,7 +463,7 @@ def _do_discard(draft: Draft[Any], seat: int, move: Move) -> None:
         _end_round(draft, REASON_HAND_EMPTY, seat)
 
 
-def _do_pass(draft: Draft[Any], seat: int, move: Move) -> None:
+def _do_pass(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
     """MLB-4.8: no draw after the move; the turn passes on."""
     draft.emit(EVENT_PASSED, seat)
     _end_turn(draft.state)
@@ -453,7 +486,7 @@ def _visible_cards(cards: list[int], owner: int | None, viewer: Viewer) -> list[
     return [None] * len(cards)
 
 
-def _players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
+def _players_view(state: MeinLieberBiberState, viewer: Viewer) -> list[dict[str, Any]]:
     """MLB-7.1: hands hidden but for their seat (MLB-5.1); discards and sticks public (MLB-5.3)."""
     return [
         {"seat": seat, "name": name, "hand": _visible_cards(hand, seat, viewer),
@@ -463,7 +496,7 @@ def _players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
     ]
 
 
-def _board_view(state: State, viewer: Viewer) -> dict[str, Any]:
+def _board_view(state: MeinLieberBiberState, viewer: Viewer) -> dict[str, Any]:
     """MLB-7.2: the raft and beavers (public, MLB-5.3); pile cards for admin only (MLB-5.2)."""
     pos = state["pos"]
     return {
@@ -546,7 +579,8 @@ DECLARATION = d.Declaration(
 # --------------------------------------------------------------------------
 # Determinization (contract "Worlds and simulation"; docs/games/mein-lieber-biber.md).
 # --------------------------------------------------------------------------
-def _deal_world(state: State, seat: int, seed: int, events: Sequence[core.Event]) -> State:
+def _deal_world(state: MeinLieberBiberState, seat: int, seed: int,
+                events: Sequence[core.Event]) -> MeinLieberBiberState:
     """A world for ``seat``: its own hand, every discard pile, positions,
     sticks and counts as they are (MLB-5.1–5.3); the cards it has not seen
     (MLB-10.1: all but its hand and the discards) dealt uniformly over the
@@ -558,7 +592,7 @@ def _deal_world(state: State, seat: int, seed: int, events: Sequence[core.Event]
     ``play`` one of its other cards can (MLB-4.0).  Later rounds are
     shuffled from a fresh seed with no stacked ``decks`` (MLB-3.1)."""
     rng = worlds.world_rng(GAME_ID, seed)
-    world = core.copy_layout(state, STATE_COPIERS)
+    world = cast(MeinLieberBiberState, core.copy_layout(state, STATE_COPIERS))
     seen = [*state["hands"][seat], *(c for pile in state["discards"] for c in pile)]
     pool = worlds.unaccounted(range(len(CARDS)), seen)
     others = [o for o in range(len(state["names"])) if o != seat]
@@ -581,7 +615,7 @@ def _deal_world(state: State, seat: int, seed: int, events: Sequence[core.Event]
     return world
 
 
-def _stuck_counts(state: State, seat: int, events: Sequence[core.Event]) -> dict[int, int]:
+def _stuck_counts(state: MeinLieberBiberState, seat: int, events: Sequence[core.Event]) -> dict[int, int]:
     """Per other seat, how many of the cards it holds the public history shows
     unable to move a beaver at the current positions (which only a play
     changes, MLB-4.4): after its last exchange (MLB-4.5) or discard (MLB-4.6)
@@ -605,7 +639,7 @@ def _stuck_counts(state: State, seat: int, events: Sequence[core.Event]) -> dict
     return counts
 
 
-def _some_playable(rng: random.Random, state: State, pool: list[int], size: int) -> list[int]:
+def _some_playable(rng: random.Random, state: MeinLieberBiberState, pool: list[int], size: int) -> list[int]:
     """``size`` cards from ``pool``, uniform among those sets with at least one
     card that can move a beaver (MLB-4.0, MLB-4.1)."""
     playable = [c for c in pool if _movable_beavers(state["pos"], c)]
@@ -629,7 +663,7 @@ STATE_COPIERS: core.Copiers = {
 # --------------------------------------------------------------------------
 # The engine.
 # --------------------------------------------------------------------------
-class MeinLieberBiber(Game[Any]):
+class MeinLieberBiber(Game[MeinLieberBiberState]):
     """Mein Lieber Biber: move any beaver, collect sticks, don't tip the raft."""
 
     id = GAME_ID
@@ -660,29 +694,30 @@ class MeinLieberBiber(Game[Any]):
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return list(CARDS)
 
-    def setup(self, draft: Draft[Any], names: list[str], seed: int, options: dict[str, Any]) -> None:
+    def setup(self, draft: Draft[MeinLieberBiberState], names: list[str], seed: int, options: dict[str, Any]) -> None:
         _setup(draft, names, seed, options)
 
-    def to_act(self, state: State) -> list[int]:
+    def to_act(self, state: MeinLieberBiberState) -> list[int]:
         """MLB-4.0: the seat whose turn it is while active; nobody once finished."""
         return [state["turn"]] if state["status"] == ACTIVE else []
 
-    def seat_moves(self, state: State, seat: int) -> list[Move]:
+    def seat_moves(self, state: MeinLieberBiberState, seat: int) -> list[Move]:
         return _seat_moves(state, seat)
 
-    def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
+    def why_illegal(self, state: MeinLieberBiberState, seat: int, move: Move, legal: list[Move]) -> str:
         """MLB-4.10: say which rule refuses the move (only public or own facts)."""
         return _why_illegal(state, seat, move) or super().why_illegal(state, seat, move, legal)
 
-    def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
+    def players_view(self, state: MeinLieberBiberState, viewer: Viewer) -> list[dict[str, Any]]:
         return _players_view(state, viewer)
 
-    def board_view(self, state: State, viewer: Viewer) -> dict[str, Any]:
+    def board_view(self, state: MeinLieberBiberState, viewer: Viewer) -> dict[str, Any]:
         return _board_view(state, viewer)
 
-    def scores_of(self, state: State) -> list[int]:
+    def scores_of(self, state: MeinLieberBiberState) -> list[int]:
         """The score is the sticks held (MLB-6.2)."""
         return list(state["sticks"])
 
-    def deal_world(self, state: State, seat: int, seed: int, events: Sequence[core.Event]) -> State:
+    def deal_world(self, state: MeinLieberBiberState, seat: int, seed: int,
+                   events: Sequence[core.Event]) -> MeinLieberBiberState:
         return _deal_world(state, seat, seed, events)
