@@ -25,7 +25,7 @@ matches replay from it, so changing it is a breaking change.
 Canonical orders: ``DECK`` = "1"×4, "2"×4, …, "13"×4; ``FISH`` = turbo×3,
 vision×3, stinky×2; ``WOLVES`` = awake×4, asleep.
 
-State (the snapshot; plain JSON): ``status``, ``result``, ``phase``, ``seed``,
+ThirteenBeaversState (the snapshot; plain JSON): ``status``, ``result``, ``phase``, ``seed``,
 ``board`` (layout name), ``max_turns``, ``names``; per seat
 ``beaver``, ``dam`` (space ids) and ``fish`` (held fish ids); ``face_up``,
 ``draw`` (``draw[0]`` is turned next), ``discard`` (oldest first),
@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from engine import declaration as d
 from engine import worlds
@@ -51,13 +51,13 @@ from engine.core import (
     PERMUTATION,
     STRING,
     Copiers,
+    CoreState,
     Draft,
     Event,
     Game,
     Handler,
     Move,
     Option,
-    State,
     Viewer,
     copy_layout,
     copy_rows,
@@ -72,6 +72,31 @@ from engine.core import (
 )
 
 GAME_ID = "thirteen-beavers"
+
+
+class ThirteenBeaversState(CoreState):
+    """The snapshot (module docstring)."""
+
+    seed: int
+    board: str
+    max_turns: int
+    names: list[str]
+    beaver: list[int]
+    dam: list[int]
+    fish: list[list[str]]
+    face_up: str
+    draw: list[str]
+    discard: list[str]
+    reshuffles: int
+    pond: list[str]
+    used_fish: list[str]
+    cave: list[str]
+    wolf_out: list[str]
+    turn: int
+    active: int | None
+    answers: int
+    turbo: bool
+    turn_dam: int
 
 # --- components (TB-1.1, TB-1.2) -------------------------------------------
 CARD_VALUES = tuple(str(v) for v in range(1, 14))
@@ -188,7 +213,7 @@ def _two_ways(kind: str, vision: bool) -> list[Move]:
     return moves
 
 
-def _seat_moves(state: State, seat: int) -> list[Move]:
+def _seat_moves(state: ThirteenBeaversState, seat: int) -> list[Move]:
     """TB-4.2, in its exact order, for the active seat."""
     held, answers = state["fish"][seat], state["answers"]
     kind = BOARDS[state["board"]].kinds[state["beaver"][seat]]
@@ -212,7 +237,7 @@ def _normalize_move(move: Move) -> Move:
     return move
 
 
-def _why_illegal(state: State, seat: int, move: Move, legal: list[Move]) -> str | None:
+def _why_illegal(state: ThirteenBeaversState, seat: int, move: Move, legal: list[Move]) -> str | None:
     """Why a legal type has wrong parameters, or why the type is not possible now (TB-4.2)."""
     kind = move.get("type")
     if kind in {m["type"] for m in legal}:
@@ -235,7 +260,7 @@ def _why_illegal_parameters(move: Move) -> str | None:
     return None
 
 
-def _why_illegal_now(state: State, seat: int, kind: Any) -> str | None:
+def _why_illegal_now(state: ThirteenBeaversState, seat: int, kind: Any) -> str | None:
     """Why a move type is not possible now (TB-4.2), from the seat's own facts."""
     space = state["beaver"][seat]
     if kind == MOVE_USE_TURBO:
@@ -253,7 +278,7 @@ def _why_illegal_now(state: State, seat: int, kind: Any) -> str | None:
 # A move being applied: the working copy of the state, the events it
 # produces in play order (TB-8.2), and the steps the handlers share.
 # ---------------------------------------------------------------------------
-class _BeaverDraft(Draft[Any]):
+class _BeaverDraft(Draft[ThirteenBeaversState]):
     """The draft of one 13 Beavers move (or the setup), with the steps its handlers share."""
 
     @property
@@ -374,7 +399,7 @@ class _BeaverDraft(Draft[Any]):
     def start_turn(self, seat: int) -> None:
         """TB-4.1: reset the turn; a beaver on the closed wolf space reveals."""
         state = self.state
-        state.update(active=seat, answers=0, turbo=False, turn_dam=state["dam"][seat])
+        state.update({"active": seat, "answers": 0, "turbo": False, "turn_dam": state["dam"][seat]})
         self.emit(EVENT_TURN_STARTED, seat, turn=state["turn"])
         if self.closed_wolf(state["beaver"][seat]):
             self.reveal_wolf(seat)
@@ -393,9 +418,9 @@ class _BeaverDraft(Draft[Any]):
     def finish(self, reason: str) -> None:
         """TB-6.1 – TB-6.3: rank by dam position, highest first."""
         state = self.state
-        state.update(status=FINISHED, phase=PHASE_FINISHED, active=None,
-                 result=make_result(state["dam"], lowest_wins=False, reason=reason))
-        self.emit(EVENT_MATCH_ENDED, None, reason=reason, winners=list(state["result"]["winners"]))
+        result = make_result(state["dam"], lowest_wins=False, reason=reason)
+        state.update({"status": FINISHED, "phase": PHASE_FINISHED, "active": None, "result": result})
+        self.emit(EVENT_MATCH_ENDED, None, reason=reason, winners=list(result["winners"]))
 
 
 # ---------------------------------------------------------------------------
@@ -498,14 +523,14 @@ def _visible_pile(items: list[str], viewer: Viewer) -> list[str | None]:
     return list(items) if viewer.is_admin else [None] * len(items)
 
 
-def _players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
+def _players_view(state: ThirteenBeaversState, viewer: Viewer) -> list[dict[str, Any]]:
     """TB-7.2: positions are public, held fish per TB-5.3."""
     return [{"seat": i, "name": name, "beaver": state["beaver"][i], "dam": state["dam"][i],
              "fish": [_visible_fish(f, i, viewer) for f in state["fish"][i]]}
             for i, name in enumerate(state["names"])]
 
 
-def _board_view(state: State, viewer: Viewer) -> dict[str, Any]:
+def _board_view(state: ThirteenBeaversState, viewer: Viewer) -> dict[str, Any]:
     """TB-7.1: the river and the piles (draw, pond and cave per TB-5.2)."""
     board = BOARDS[state["board"]]
     active = state["active"]
@@ -594,7 +619,7 @@ DECLARATION = d.Declaration(
 # ---------------------------------------------------------------------------
 # Determinization (contract "Worlds and simulation"; docs/games/thirteen-beavers.md).
 # ---------------------------------------------------------------------------
-def _deal_world(state: State, seat: int, seed: int) -> State:
+def _deal_world(state: ThirteenBeaversState, seat: int, seed: int) -> ThirteenBeaversState:
     """A world for ``seat``: everything public (TB-5.1) and its own fish as
     they are; the draw pile is the cards neither face up nor discarded
     (TB-10.1) in uniform order; the fish nobody has shown (TB-10.2: not held
@@ -603,7 +628,7 @@ def _deal_world(state: State, seat: int, seed: int) -> State:
     spent at once, TB-4.12, TB-5.3); the cave holds the tokens not yet out
     in uniform order.  Reshuffles come from a fresh seed (TB-4.11)."""
     rng = worlds.world_rng(GAME_ID, seed)
-    world = copy_layout(state, STATE_COPIERS)
+    world = cast(ThirteenBeaversState, copy_layout(state, STATE_COPIERS))
     draw = worlds.unaccounted(DECK, [state["face_up"], *state["discard"]])
     rng.shuffle(draw)
     world["draw"] = draw
@@ -635,7 +660,7 @@ STATE_COPIERS: Copiers = {
 # ---------------------------------------------------------------------------
 # The engine.
 # ---------------------------------------------------------------------------
-class ThirteenBeavers(Game[Any]):
+class ThirteenBeavers(Game[ThirteenBeaversState]):
     """13 Beavers: guess higher or lower, dam your progress, reach Paradise."""
 
     id = GAME_ID
@@ -673,40 +698,42 @@ class ThirteenBeavers(Game[Any]):
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return list(DECK)
 
-    def setup(self, draft: Draft[Any], names: list[str], seed: int, options: dict[str, Any]) -> None:
+    def setup(self, draft: Draft[ThirteenBeaversState], names: list[str], seed: int, options: dict[str, Any]) -> None:
         assert isinstance(draft, _BeaverDraft)
         _setup(draft, names, seed, options)
 
-    def to_act(self, state: State) -> list[int]:
-        return [state["active"]] if state["status"] == ACTIVE else []
+    def to_act(self, state: ThirteenBeaversState) -> list[int]:
+        active = state["active"]
+        return [active] if state["status"] == ACTIVE and active is not None else []
 
-    def seat_moves(self, state: State, seat: int) -> list[Move]:
+    def seat_moves(self, state: ThirteenBeaversState, seat: int) -> list[Move]:
         return _seat_moves(state, seat)
 
     def normalize_move(self, move: Move) -> Move:
         return _normalize_move(move)
 
-    def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
+    def why_illegal(self, state: ThirteenBeaversState, seat: int, move: Move, legal: list[Move]) -> str:
         """Name the TB-4.2 condition ``move`` misses (only the seat's own facts)."""
         return _why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
 
-    def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
+    def players_view(self, state: ThirteenBeaversState, viewer: Viewer) -> list[dict[str, Any]]:
         return _players_view(state, viewer)
 
-    def board_view(self, state: State, viewer: Viewer) -> dict[str, Any]:
+    def board_view(self, state: ThirteenBeaversState, viewer: Viewer) -> dict[str, Any]:
         return _board_view(state, viewer)
 
-    def round_of(self, state: State) -> int:
+    def round_of(self, state: ThirteenBeaversState) -> int:
         """One match is one race: always round 1 of 1."""
         return 1
 
-    def rounds_of(self, state: State) -> int:
+    def rounds_of(self, state: ThirteenBeaversState) -> int:
         return 1
 
-    def scores_of(self, state: State) -> list[int]:
+    def scores_of(self, state: ThirteenBeaversState) -> list[int]:
         """TB-6.3: a seat's score is its dam's space."""
         return list(state["dam"])
 
-    def deal_world(self, state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+    def deal_world(self, state: ThirteenBeaversState, seat: int, seed: int,
+                   events: Sequence[Event]) -> ThirteenBeaversState:
         """Needs no history: the state holds every public fact (see :func:`_deal_world`)."""
         return _deal_world(state, seat, seed)
