@@ -30,8 +30,9 @@ def extra_games(spec: str) -> list[Game[Any]]:
 
 
 REGISTRY = Registry()
-for _game in (Biberbande(), BiberClan(), MeinLieberBiber(), ThirteenBeavers(),
-              *extra_games(os.environ.get(EXTRA_GAMES, ""))):
+_GAMES: list[Game[Any]] = [Biberbande(), BiberClan(), MeinLieberBiber(), ThirteenBeavers(),
+                           *extra_games(os.environ.get(EXTRA_GAMES, ""))]
+for _game in _GAMES:
     REGISTRY.register(_game)
 
 __all__ = ["Game", "REGISTRY"]

@@ -8,7 +8,7 @@ wins, five of a kind wins at once.
 
 Rules: ``docs/games/biberclan.md`` (rule ids ``BC-n.m``, decisions ``Dn``).
 
-State layout (the snapshot: a plain JSON-able dict, never mutated in place):
+BiberClanState layout (the snapshot: a plain JSON-able dict, never mutated in place):
 
 * match: ``status``, ``result``, ``names``, ``seed``, ``rounds``,
   ``max_turns``, ``recall``, ``with_biberbande``, ``decks`` (the stacked draw
@@ -31,11 +31,11 @@ import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from engine import core, worlds
 from engine import declaration as d
-from engine.core import ACTIVE, FINISHED, Draft, Event, Game, Move, Option, State, Viewer
+from engine.core import ACTIVE, FINISHED, CoreState, Draft, Event, Game, Move, Option, Viewer
 
 GAME_ID = "biberclan"
 
@@ -79,14 +79,51 @@ GROUP_BONUS = {3: 15, 4: 25}
 FIVE_OF_A_KIND = 5
 FINISHER_PENALTY = -10
 
-#: a castle card ``{"card", "face", "knowers"}`` and a castle (``None`` = empty slot)
-_CastleCard = dict[str, Any]
+class _CastleCard(TypedDict):
+    """A card in a castle slot; ``knowers``: the seats that know it (BC-5.5)."""
+
+    card: str
+    face: str
+    knowers: int
+
+
+#: a castle (``None`` = empty slot)
 _Castle = list[_CastleCard | None]
 #: a castle's shape: per slot the face of its card or ``None`` when empty
 #: (BC-1.4 and BC-4.1 depend on nothing else)
 _Shape = tuple[str | None, ...]
-#: the held card ``{"kind", "card", "knowers", "public", "from"}``
-_Held = dict[str, Any]
+#: the held card; ``public``: every viewer may see it (BC-5.3); ``from``: the
+#: castle slot a stolen card came from (a Python keyword, hence the functional form)
+_Held = TypedDict("_Held", {"kind": str, "card": str, "knowers": int, "public": bool,
+                            "from": dict[str, Any] | None})
+
+
+class BiberClanState(CoreState):
+    """The snapshot (module docstring)."""
+
+    names: list[str]
+    seed: int
+    rounds: int
+    max_turns: int
+    recall: str
+    with_biberbande: bool
+    decks: list[str]
+    scores: list[int]
+    round_scores: list[list[int]]
+    #: the body of the last ``round_ended`` (:func:`_score_round`)
+    last_round: dict[str, Any] | None
+    round: int
+    start_seat: int
+    seat: int
+    turns: int
+    finisher: int | None
+    final_turns: list[int]
+    castles: list[_Castle]
+    discard: list[str]
+    box: list[str]
+    held: _Held | None
+    reshuffles: int
+    draw: list[str]
 
 
 # ==========================================================================
@@ -207,7 +244,7 @@ def _is_protected(castle: _Castle, i: int, by_owner: bool) -> bool:
     return i not in _open_slots(castle, by_owner)
 
 
-def _open_cards(state: State, actor: int) -> list[tuple[int, int]]:
+def _open_cards(state: BiberClanState, actor: int) -> list[tuple[int, int]]:
     """(target, slot) of every castle card not protected against ``actor``,
     by target then slot (BC-4.6, BC-4.12)."""
     return [(owner, i) for owner, castle in enumerate(state["castles"])
@@ -227,7 +264,7 @@ def _castle_card(held: _Held, face: str, n: int) -> _CastleCard:
 _Targets = list[tuple[int, _Geometry]]
 
 
-def _place_moves(state: State, actor: int) -> list[Move]:
+def _place_moves(state: BiberClanState, actor: int) -> list[Move]:
     """BC-4.3 then BC-4.4: place on a free legal slot, then replace."""
     castles = [_geometry_of(castle) for castle in state["castles"]]
     targets = list(enumerate(castles))
@@ -250,12 +287,12 @@ def _replacements(targets: _Targets, actor: int, own: _Geometry) -> list[Move]:
             for move in (castle.replaces_own if target == actor else castle.replaces_other)[target]]
 
 
-def _stash_moves(state: State, actor: int) -> list[Move]:
+def _stash_moves(state: BiberClanState, actor: int) -> list[Move]:
     """BC-4.5: the stolen card onto a free legal slot of the actor's castle."""
     return [move.copy() for move in _geometry_of(state["castles"][actor]).stashes]
 
 
-def _special_moves(state: State, actor: int, special: str) -> list[Move]:
+def _special_moves(state: BiberClanState, actor: int, special: str) -> list[Move]:
     """BC-4.6 … BC-4.9: the moves of the held special (none: it is void)."""
     targets = _open_cards(state, actor)
     if special in (CLEAR, FLIP):
@@ -263,22 +300,36 @@ def _special_moves(state: State, actor: int, special: str) -> list[Move]:
     if special == PEEK:
         castles = state["castles"]
         return [{"type": MOVE_PEEK, "target": t, "slot": SLOTS[i]} for t, i in targets
-                if castles[t][i]["face"] == DOWN]
+                if _card_at(castles[t], i)["face"] == DOWN]
     return [{"type": MOVE_SWAP, "target_a": ta, "slot_a": SLOTS[ia], "target_b": tb, "slot_b": SLOTS[ib]}
             for ta, ia in targets for tb, ib in targets if ta < tb]          # D15, D26
 
 
-def _seat_moves(state: State, seat: int) -> list[Move]:
+def _card_at(castle: _Castle, i: int) -> _CastleCard:
+    """The card in slot ``i``, which the caller knows is filled (a legal move names one)."""
+    card = castle[i]
+    assert card is not None
+    return card
+
+
+def _held_of(state: BiberClanState) -> _Held:
+    """The held card, in a phase that has one (stash, special)."""
+    held = state["held"]
+    assert held is not None
+    return held
+
+
+def _seat_moves(state: BiberClanState, seat: int) -> list[Move]:
     """BC-4.3 … BC-4.9 for the phase, in BC-4.12 order."""
     phase = state["phase"]
     if phase == PHASE_PLACE:
         return _place_moves(state, seat)
     if phase == PHASE_STASH:
         return _stash_moves(state, seat)
-    return _special_moves(state, seat, state["held"]["card"])
+    return _special_moves(state, seat, _held_of(state)["card"])
 
 
-def _seat_moves_like(state: State, seat: int, move: Move) -> list[Move]:
+def _seat_moves_like(state: BiberClanState, seat: int, move: Move) -> list[Move]:
     """For :meth:`~engine.core.Game.play`: in phase place only the
     placements or the replacements on the castle ``move`` names (BC-4.3,
     BC-4.4; none if it names no seat), else every move."""
@@ -291,12 +342,12 @@ def _seat_moves_like(state: State, seat: int, move: Move) -> list[Move]:
     return _placements(named, seat) if kind == MOVE_PLACE else _replacements(named, seat, _geometry_of(castles[seat]))
 
 
-def _why_illegal(state: State, seat: int, move: Move, legal: list[Move]) -> str | None:
+def _why_illegal(state: BiberClanState, seat: int, move: Move, legal: list[Move]) -> str | None:
     """The slot rule a move of a possible type breaks, or None (BC-5.8)."""
     return _why_illegal_slot(state, seat, move) if move.get("type") in {m["type"] for m in legal} else None
 
 
-def _why_illegal_slot(state: State, actor: int, move: Move) -> str | None:
+def _why_illegal_slot(state: BiberClanState, actor: int, move: Move) -> str | None:
     """Why a move of a possible type names a slot it may not use, from
     public information only (BC-5.8)."""
     target = move.get("target", actor)
@@ -330,7 +381,7 @@ def _castle_score(castle: _Castle) -> tuple[int, int, bool]:
     return sum(digits), GROUP_BONUS.get(largest, 0), largest == FIVE_OF_A_KIND
 
 
-def _score_round(state: State, reason: str) -> dict[str, Any]:
+def _score_round(state: BiberClanState, reason: str) -> dict[str, Any]:
     """BC-6.1 … BC-6.3: the body of ``round_ended`` (without type and seat)."""
     n, finisher = len(state["names"]), state["finisher"]
     scored = [_castle_score(c) for c in state["castles"]]
@@ -349,7 +400,7 @@ def _score_round(state: State, reason: str) -> dict[str, Any]:
             "five_of_a_kind": [s for s in range(n) if scored[s][2]], "totals": totals}
 
 
-def _round_order(state: State, round_no: int) -> list[str]:
+def _round_order(state: BiberClanState, round_no: int) -> list[str]:
     """BC-3.1: the next stacked order (``deck`` or ``decks[r-1]``, consumed
     round by round), else the seeded shuffle of (seed, r)."""
     if state["decks"]:
@@ -361,14 +412,14 @@ def _round_order(state: State, round_no: int) -> list[str]:
 # Turn, round and match flow on the working state (BC-3.2, BC-4.2, BC-4.10,
 # BC-4.11, BC-6.3 … BC-6.7)
 # ==========================================================================
-def _take_held(draft: Draft[Any]) -> _Held:
+def _take_held(draft: Draft[BiberClanState]) -> _Held:
     """The held card leaves the hand (the caller says where it goes)."""
-    held: _Held = draft.state["held"]
+    held = _held_of(draft.state)
     draft.state["held"] = None
     return held
 
 
-def _draw_card(draft: Draft[Any]) -> str | None:
+def _draw_card(draft: Draft[BiberClanState]) -> str | None:
     """Take the top card, reshuffling the discard first when the pile is empty
     (BC-4.10, D17).  ``None`` only if both are empty (unreachable, BC-10.4)."""
     state = draft.state
@@ -384,7 +435,7 @@ def _draw_card(draft: Draft[Any]) -> str | None:
     return card
 
 
-def _start_turn(draft: Draft[Any]) -> None:
+def _start_turn(draft: Draft[BiberClanState]) -> None:
     """BC-4.2: automatic draws for the seat to act until it holds a card with
     a decision; void specials go to the box (D5, D6)."""
     state = draft.state
@@ -410,13 +461,13 @@ def _start_turn(draft: Draft[Any]) -> None:
         state["box"].append(card)
 
 
-def _finish_special(draft: Draft[Any]) -> None:
+def _finish_special(draft: Draft[BiberClanState]) -> None:
     """BC-4.10: the used special goes to the box; the actor draws again."""
     draft.state["box"].append(_take_held(draft)["card"])
     _start_turn(draft)
 
 
-def _end_turn(draft: Draft[Any]) -> None:
+def _end_turn(draft: Draft[BiberClanState]) -> None:
     """BC-4.11: fifth-card rule, final lap, turn count, round end or next turn."""
     state = draft.state
     actor, n = state["seat"], len(state["names"])
@@ -436,7 +487,7 @@ def _end_turn(draft: Draft[Any]) -> None:
         _start_turn(draft)
 
 
-def _end_round(draft: Draft[Any], reason: str) -> None:
+def _end_round(draft: Draft[BiberClanState], reason: str) -> None:
     """BC-6.3 … BC-6.6: score, reveal (BC-5.7), then end the match or start
     the next round."""
     state = draft.state
@@ -456,24 +507,24 @@ def _end_round(draft: Draft[Any], reason: str) -> None:
         _start_round(draft, state["round"] + 1, start)
 
 
-def _finish_match(draft: Draft[Any], reason: str, five: list[int]) -> None:
+def _finish_match(draft: Draft[BiberClanState], reason: str, five: list[int]) -> None:
     """BC-6.7: result, status and phase finished, nobody to act."""
     state = draft.state
     result = core.make_result(state["scores"], lowest_wins=False, first_group=five)
-    state.update(status=FINISHED, phase=PHASE_FINISHED, result=result)
+    state.update({"status": FINISHED, "phase": PHASE_FINISHED, "result": result})
     draft.emit(EVENT_MATCH_ENDED, None, reason=reason, result=core.clone(result))
 
 
-def _start_round(draft: Draft[Any], round_no: int, start_seat: int) -> None:
+def _start_round(draft: Draft[BiberClanState], round_no: int, start_seat: int) -> None:
     """BC-3.1, BC-3.2: gather all cards, take the round's draw order, empty
     castles, first automatic draw."""
     state = draft.state
     n = len(state["names"])
-    state.update(
-        round=round_no, start_seat=start_seat, seat=start_seat, turns=0, finisher=None, final_turns=[],
-        castles=[[None] * CASTLE_SIZE for _ in range(n)], discard=[], box=[], held=None, reshuffles=0,
-        draw=_round_order(state, round_no),
-    )
+    state.update({
+        "round": round_no, "start_seat": start_seat, "seat": start_seat, "turns": 0, "finisher": None,
+        "final_turns": [], "castles": [[None] * CASTLE_SIZE for _ in range(n)], "discard": [], "box": [],
+        "held": None, "reshuffles": 0, "draw": _round_order(state, round_no),
+    })
     draft.emit(EVENT_ROUND_STARTED, None, round=round_no, start_seat=start_seat)
     _start_turn(draft)
 
@@ -481,7 +532,7 @@ def _start_round(draft: Draft[Any], round_no: int, start_seat: int) -> None:
 # ==========================================================================
 # Setup (BC-3) and move handlers (BC-4.3 … BC-4.9)
 # ==========================================================================
-def _setup(draft: Draft[Any], names: list[str], seed: int, options: dict[str, Any]) -> None:
+def _setup(draft: Draft[BiberClanState], names: list[str], seed: int, options: dict[str, Any]) -> None:
     """BC-3: round 1 from ``deck``/``decks[0]`` or the seed."""
     decks = options.get("decks") or ([options["deck"]] if options.get("deck") else [])
     draft.state.update({
@@ -493,7 +544,7 @@ def _setup(draft: Draft[Any], names: list[str], seed: int, options: dict[str, An
     _start_round(draft, 1, options["first_seat"])
 
 
-def _do_place(draft: Draft[Any], seat: int, move: Move) -> None:
+def _do_place(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     """BC-4.3: the held number goes to a free legal slot; the turn ends."""
     state = draft.state
     held = _take_held(draft)
@@ -503,13 +554,13 @@ def _do_place(draft: Draft[Any], seat: int, move: Move) -> None:
     _end_turn(draft)
 
 
-def _do_replace(draft: Draft[Any], seat: int, move: Move) -> None:
+def _do_replace(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     """BC-4.4: own castle → the old card to the discard, turn ends; another
     castle → the actor holds and sees the stolen card (D12), phase stash."""
     state = draft.state
     held = _take_held(draft)
     target, i = move["target"], SLOT_INDEX[move["slot"]]
-    old = state["castles"][target][i]
+    old = _card_at(state["castles"][target], i)
     state["castles"][target][i] = _castle_card(held, move["face"], len(state["names"]))
     draft.emit(EVENT_REPLACED, seat, target=target, slot=move["slot"], face=move["face"], card=held["card"],
               removed=old["card"], removed_face=old["face"])
@@ -522,7 +573,7 @@ def _do_replace(draft: Draft[Any], seat: int, move: Move) -> None:
     state["phase"] = PHASE_STASH
 
 
-def _do_stash(draft: Draft[Any], seat: int, move: Move) -> None:
+def _do_stash(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     """BC-4.5: the stolen card to a free legal slot of the actor's castle.
 
     The event also carries ``removed_face`` (the face the card had where it
@@ -535,28 +586,28 @@ def _do_stash(draft: Draft[Any], seat: int, move: Move) -> None:
     _end_turn(draft)
 
 
-def _do_clear(draft: Draft[Any], seat: int, move: Move) -> None:
+def _do_clear(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     """BC-4.6: an unprotected card goes face up on the discard."""
     state = draft.state
     i = SLOT_INDEX[move["slot"]]
-    old = state["castles"][move["target"]][i]
+    old = _card_at(state["castles"][move["target"]], i)
     state["castles"][move["target"]][i] = None
     state["discard"].append(old["card"])
     draft.emit(EVENT_CLEARED, seat, target=move["target"], slot=move["slot"], face=old["face"], card=old["card"])
     _finish_special(draft)
 
 
-def _do_flip(draft: Draft[Any], seat: int, move: Move) -> None:
+def _do_flip(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     """BC-4.7: an unprotected card is turned over (its value becomes public)."""
     state = draft.state
-    card = state["castles"][move["target"]][SLOT_INDEX[move["slot"]]]
+    card = _card_at(state["castles"][move["target"]], SLOT_INDEX[move["slot"]])
     card["face"] = DOWN if card["face"] == UP else UP
     card["knowers"] = core.everyone(len(state["names"]))
     draft.emit(EVENT_FLIPPED, seat, target=move["target"], slot=move["slot"], face=card["face"], card=card["card"])
     _finish_special(draft)
 
 
-def _do_swap(draft: Draft[Any], seat: int, move: Move) -> None:
+def _do_swap(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     """BC-4.8: two unprotected cards of different castles change places with
     their faces (and their knowers: the movement is public)."""
     castles = draft.state["castles"]
@@ -566,9 +617,9 @@ def _do_swap(draft: Draft[Any], seat: int, move: Move) -> None:
     _finish_special(draft)
 
 
-def _do_peek(draft: Draft[Any], seat: int, move: Move) -> None:
+def _do_peek(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     """BC-4.9: the actor looks at an unprotected face-down card."""
-    card = draft.state["castles"][move["target"]][SLOT_INDEX[move["slot"]]]
+    card = _card_at(draft.state["castles"][move["target"]], SLOT_INDEX[move["slot"]])
     card["knowers"] |= core.only(seat)
     draft.emit(EVENT_PEEKED, seat, target=move["target"], slot=move["slot"], card=card["card"])
     _finish_special(draft)
@@ -603,7 +654,7 @@ def _card_entry(entry: dict[str, Any], card: str, visible: bool, knowers: int, s
     return entry
 
 
-def _player_view(state: State, owner: int, viewer: Viewer, seer: int) -> dict[str, Any]:
+def _player_view(state: BiberClanState, owner: int, viewer: Viewer, seer: int) -> dict[str, Any]:
     """BC-7.1: counts and the castle; face-down cards hidden unless finished
     (BC-5.7) or for the admin; ``protected`` against the other seats (BC-4.1,
     judged once per castle from its geometry)."""
@@ -624,13 +675,13 @@ def _player_view(state: State, owner: int, viewer: Viewer, seer: int) -> dict[st
             "face_up": castle_geometry.face_up, "castle": slots}
 
 
-def _players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
+def _players_view(state: BiberClanState, viewer: Viewer) -> list[dict[str, Any]]:
     """BC-7.1 for every seat."""
     seer = core.recall_mask(viewer, state["recall"])
     return [_player_view(state, owner, viewer, seer) for owner in range(len(state["names"]))]
 
 
-def _held_view(state: State, viewer: Viewer) -> dict[str, Any] | None:
+def _held_view(state: BiberClanState, viewer: Viewer) -> dict[str, Any] | None:
     """BC-5.3, BC-7.2: the held card, its kind and holder."""
     held = state["held"]
     if held is None:
@@ -644,7 +695,7 @@ def _held_view(state: State, viewer: Viewer) -> dict[str, Any] | None:
     return out
 
 
-def _board_view(state: State, viewer: Viewer) -> dict[str, Any]:
+def _board_view(state: BiberClanState, viewer: Viewer) -> dict[str, Any]:
     """BC-7.2; ``draw_pile`` (top first) for admin only (BC-5.2)."""
     active = state["status"] == ACTIVE
     board: dict[str, Any] = {"draw_count": len(state["draw"])}
@@ -799,17 +850,17 @@ class _Pools:
     draw: int = 0
 
 
-def _pools_of_deal(state: State) -> _Pools:
+def _pools_of_deal(state: BiberClanState) -> _Pools:
     """Before any reshuffle every card that went public is still on the
     discard, in the box or the held special (BC-5.1)."""
     held = state["held"]
     special = held is not None and held["kind"] == KIND_SPECIAL
-    gone = Counter([*state["discard"], *state["box"], *([held["card"]] if special else [])])
+    gone = Counter([*state["discard"], *state["box"], *([held["card"]] if held is not None and special else [])])
     return _Pools([canonical(state["with_biberbande"])], [gone], [[0] * CASTLE_SIZE for _ in state["castles"]],
                   held=DRAWN_PUBLIC if special else 0)
 
 
-def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pools:
+def _pools_of_history(state: BiberClanState, seat: int, events: Sequence[Event]) -> _Pools:
     """The round's events as ``seat`` sees them (BC-5.6), replayed for the
     pools: which cards went public from where, each reshuffled pile."""
     viewer = core.seat_viewer(seat)
@@ -846,7 +897,7 @@ def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pool
     return pools
 
 
-def _deal_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+def _deal_world(state: BiberClanState, seat: int, seed: int, events: Sequence[Event]) -> BiberClanState:
     """A world for ``seat``: every card it sees or knows (BC-5.1–5.5: face
     up, known face-down cards whatever ``recall``, its held card, the
     discard and the box) where it is; each other face-down castle card,
@@ -878,18 +929,18 @@ def _deal_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> 
              ("held", 0, 0))
     places[pools.draw] += [("draw", i, 0) for i in range(len(state["draw"]))]
     rng = worlds.world_rng(GAME_ID, seed)
-    world = core.copy_layout(state, STATE_COPIERS)
+    world = cast(BiberClanState, core.copy_layout(state, STATE_COPIERS))
     for cards, gone, mine, spots in zip(pools.cards, pools.gone, seen, places):
         pool = worlds.unaccounted(cards, [*gone.elements(), *mine])
         dealt = worlds.deal_confined(rng, pool, [where == "draw" for where, _, _ in spots], _is_special)
         for (where, a, b), card in zip(spots, dealt):
             if where == "castle":
-                world["castles"][a][b]["card"] = card
+                _card_at(world["castles"][a], b)["card"] = card
             elif where == "held":
-                world["held"]["card"] = card
+                _held_of(world)["card"] = card
             else:
                 world["draw"][a] = card
-    world.update(seed=worlds.fresh_seed(rng), decks=[])
+    world.update({"seed": worlds.fresh_seed(rng), "decks": []})
     return world
 
 
@@ -936,7 +987,7 @@ STATE_COPIERS: core.Copiers = {
 # ==========================================================================
 # The engine
 # ==========================================================================
-class BiberClan(Game[Any]):
+class BiberClan(Game[BiberClanState]):
     """BiberClan: build a five-card beaver castle, steal and protect cards."""
 
     id = GAME_ID
@@ -965,28 +1016,28 @@ class BiberClan(Game[Any]):
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return canonical(bool(options.get("with_biberbande")))
 
-    def setup(self, draft: Draft[Any], names: list[str], seed: int, options: dict[str, Any]) -> None:
+    def setup(self, draft: Draft[BiberClanState], names: list[str], seed: int, options: dict[str, Any]) -> None:
         _setup(draft, names, seed, options)
 
-    def to_act(self, state: State) -> list[int]:
+    def to_act(self, state: BiberClanState) -> list[int]:
         """BC-10.3: exactly the seat whose turn it is, while active."""
         return [state["seat"]] if state["status"] == ACTIVE else []
 
-    def seat_moves(self, state: State, seat: int) -> list[Move]:
+    def seat_moves(self, state: BiberClanState, seat: int) -> list[Move]:
         return _seat_moves(state, seat)
 
-    def seat_moves_like(self, state: State, seat: int, move: Move) -> list[Move]:
+    def seat_moves_like(self, state: BiberClanState, seat: int, move: Move) -> list[Move]:
         return _seat_moves_like(state, seat, move)
 
-    def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
+    def players_view(self, state: BiberClanState, viewer: Viewer) -> list[dict[str, Any]]:
         return _players_view(state, viewer)
 
-    def board_view(self, state: State, viewer: Viewer) -> dict[str, Any]:
+    def board_view(self, state: BiberClanState, viewer: Viewer) -> dict[str, Any]:
         return _board_view(state, viewer)
 
-    def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
+    def why_illegal(self, state: BiberClanState, seat: int, move: Move, legal: list[Move]) -> str:
         """A reason from public information only (BC-5.8)."""
         return _why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
 
-    def deal_world(self, state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+    def deal_world(self, state: BiberClanState, seat: int, seed: int, events: Sequence[Event]) -> BiberClanState:
         return _deal_world(state, seat, seed, events)
