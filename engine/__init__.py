@@ -8,6 +8,7 @@ a piece (``engine.core.check_declaration``), so the import fails.
 """
 import importlib
 import os
+from typing import Any
 
 from engine.biberbande import Biberbande
 from engine.biberclan import BiberClan
@@ -19,7 +20,7 @@ from engine.thirteen_beavers import ThirteenBeavers
 EXTRA_GAMES = "LODGE_EXTRA_GAMES"
 
 
-def extra_games(spec: str) -> list[Game]:
+def extra_games(spec: str) -> list[Game[Any]]:
     """The games named by ``spec`` (``module:Class,module:Class``)."""
     games = []
     for entry in filter(None, (part.strip() for part in spec.split(","))):
@@ -29,8 +30,9 @@ def extra_games(spec: str) -> list[Game]:
 
 
 REGISTRY = Registry()
-for _game in (Biberbande(), BiberClan(), MeinLieberBiber(), ThirteenBeavers(),
-              *extra_games(os.environ.get(EXTRA_GAMES, ""))):
+_GAMES: list[Game[Any]] = [Biberbande(), BiberClan(), MeinLieberBiber(), ThirteenBeavers(),
+                           *extra_games(os.environ.get(EXTRA_GAMES, ""))]
+for _game in _GAMES:
     REGISTRY.register(_game)
 
 __all__ = ["Game", "REGISTRY"]

@@ -8,7 +8,7 @@ round; the lowest total after all rounds wins.
 
 Rules: docs/games/biberbande.md (rule ids BB-n.m, decisions Dn).
 
-State (the snapshot: a plain JSON dict, never mutated once returned):
+BiberbandeState (the snapshot: a plain JSON dict, never mutated once returned):
 
 * Cards are stored as one-character codes (:data:`CODEC`) so the snapshot
   stays small (≤ 4 KB after 20 rounds with 6 players): the number cards
@@ -33,13 +33,39 @@ import functools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from engine import core, worlds
 from engine import declaration as d
-from engine.core import ACTIVE, FINISHED, INT, Event, Move, Option, State, Turn, Viewer
+from engine.core import ACTIVE, FINISHED, INT, CoreState, Draft, Event, Move, Option, Viewer
 
 GAME_ID = "biberbande"
+
+
+class BiberbandeState(CoreState):
+    """The snapshot (module docstring), cards as one-character codes."""
+
+    names: list[str]
+    seed: int
+    first_seat: int
+    rounds: int
+    recall: str
+    turn_limit: int
+    decks: list[str]
+    scores: list[int]
+    #: per finished round ``[knocker, reason, displays]``
+    history: list[list[Any]]
+    round: int
+    turn: int
+    knocker: int | None
+    knock_turn: int | None
+    reshuffles: int
+    display: list[str]
+    discard: str
+    draw: str
+    held: str | None
+    stage: str | None
+    known: list[list[int]]
 
 # --- cards (BB-1.1, BB-1.2) ------------------------------------------------
 SWAP, PEEK, DRAW2 = "swap", "peek", "draw2"
@@ -80,35 +106,35 @@ def _is_number(code: str) -> bool:
     return code.isdigit()
 
 
-def _n(state: State) -> int:
+def _n(state: BiberbandeState) -> int:
     return len(state["names"])
 
 
-def _starter(state: State, round_no: int | None = None) -> int:
+def _starter(state: BiberbandeState, round_no: int | None = None) -> int:
     """BB-3.1: s_r = (first_seat + r − 1) mod n."""
     r: int = state["round"] if round_no is None else round_no
     first: int = state["first_seat"]
     return (first + r - 1) % _n(state)
 
 
-def _current(state: State) -> int:
+def _current(state: BiberbandeState) -> int:
     """BB-4: turn t belongs to (s_r + t − 1) mod n."""
     t: int = state["turn"]
     return (_starter(state) + t - 1) % _n(state)
 
 
-def _max_turn(state: State) -> int:
+def _max_turn(state: BiberbandeState) -> int:
     """BB-4.9: T = turn_limit · n."""
     limit: int = state["turn_limit"]
     return limit * _n(state)
 
 
-def _last_turn(state: State) -> int | None:
+def _last_turn(state: BiberbandeState) -> int | None:
     """BB-4.6: after a knock in turn k, the round's last turn is k + n − 1."""
     return None if state["knock_turn"] is None else state["knock_turn"] + _n(state) - 1
 
 
-def _can_draw(state: State) -> bool:
+def _can_draw(state: BiberbandeState) -> bool:
     """BB-4.10: False only in the (unreachable) stuck position."""
     return bool(state["draw"]) or len(state["discard"]) > 1
 
@@ -118,7 +144,7 @@ def _points(row: str) -> int:
     return sum(map(_VALUE.__getitem__, row))
 
 
-def _action_moves(state: State) -> list[Move]:
+def _action_moves(state: BiberbandeState) -> list[Move]:
     """BB-4.1 (and BB-4.10: no ``draw`` when nothing can be drawn)."""
     moves: list[Move] = [{"type": MOVE_DRAW}] if _can_draw(state) else []
     if _is_number(state["discard"][-1]):
@@ -126,9 +152,10 @@ def _action_moves(state: State) -> list[Move]:
     return moves
 
 
-def _held_moves(state: State, seat: int) -> list[Move]:
+def _held_moves(state: BiberbandeState, seat: int) -> list[Move]:
     """BB-4.2: the moves for the held card, then ``discard_drawn``."""
     held = state["held"]
+    assert held is not None  # phase drawn: a card is held
     moves: list[Move]
     if _is_number(held):
         moves = [{"type": MOVE_SWAP_DRAWN, "slot": j} for j in SLOTS]
@@ -143,7 +170,7 @@ def _held_moves(state: State, seat: int) -> list[Move]:
     return moves
 
 
-def seat_moves(state: State, seat: int) -> list[Move]:
+def _seat_moves(state: BiberbandeState, seat: int) -> list[Move]:
     """BB-4.1–BB-4.7: the legal moves of the current seat in its phase."""
     phase = state["phase"]
     if phase == PHASE_ACTION:
@@ -155,7 +182,7 @@ def seat_moves(state: State, seat: int) -> list[Move]:
     return [{"type": MOVE_KNOCK}, {"type": MOVE_END_TURN}]
 
 
-def why_illegal(state: State, seat: int, move: Move, legal: list[Move]) -> str | None:
+def _why_illegal(state: BiberbandeState, seat: int, move: Move, legal: list[Move]) -> str | None:
     """The rule a refused move breaks (BB-4.1, BB-4.2, BB-4.5, BB-4.7, BB-1.4), or None."""
     kind = move.get("type")
     if kind == MOVE_TAKE_DISCARD and state["phase"] == PHASE_ACTION and not _is_number(state["discard"][-1]):
@@ -171,77 +198,78 @@ def why_illegal(state: State, seat: int, move: Move, legal: list[Move]) -> str |
 
 
 # --- state changes shared by the handlers ----------------------------------------
-def _put(state: State, seat: int, slot: int, code: str) -> str:
+def _put(state: BiberbandeState, seat: int, slot: int, code: str) -> str:
     """Place ``code`` in a display slot; return the card it replaces."""
     row: str = state["display"][seat]
     state["display"][seat] = row[:slot] + code + row[slot + 1:]
     return row[slot]
 
 
-def _discard(state: State, code: str) -> None:
+def _discard(state: BiberbandeState, code: str) -> None:
     """Put a card face up on the discard pile (BB-5.3)."""
     state["discard"] += code
 
 
-def _release_held(state: State) -> str:
+def _release_held(state: BiberbandeState) -> str:
     """Put the held card face up on the discard pile; return it."""
-    code: str = state["held"]
+    code = state["held"]
+    assert code is not None  # only called while a card is held
     _discard(state, code)
     state["held"] = state["stage"] = None
     return code
 
 
-def _reshuffle(turn: Turn) -> None:
+def _reshuffle(draft: Draft[BiberbandeState]) -> None:
     """BB-3.6: all but the top discard, shuffled with key k, become the draw pile."""
-    state = turn.state
+    state = draft.state
     state["reshuffles"] += 1
     pile = state["discard"][:-1]
     key = core.reshuffle_key(GAME_ID, state["seed"], state["round"], state["reshuffles"])
     state["draw"] = CODEC.encode(core.seeded_shuffle(CODEC.decode(pile), key))
     state["discard"] = state["discard"][-1]
-    turn.emit(EVENT_RESHUFFLED, None, count=state["reshuffles"])
+    draft.emit(EVENT_RESHUFFLED, None, count=state["reshuffles"])
 
 
-def _take_top(turn: Turn) -> str | None:
+def _take_top(draft: Draft[BiberbandeState]) -> str | None:
     """Draw the next card (reshuffling first if needed, D6); None when stuck (BB-4.10)."""
-    state = turn.state
+    state = draft.state
     if not state["draw"]:
         if len(state["discard"]) <= 1:
             return None
-        _reshuffle(turn)
+        _reshuffle(draft)
     code: str = state["draw"][0]
     state["draw"] = state["draw"][1:]
     return code
 
 
-def _draw_to_hand(turn: Turn, seat: int, stage: str) -> bool:
+def _draw_to_hand(draft: Draft[BiberbandeState], seat: int, stage: str) -> bool:
     """Draw into the held card (BB-4.1, BB-4.3, BB-4.4); False when stuck."""
-    code = _take_top(turn)
+    code = _take_top(draft)
     if code is None:
         return False
-    state = turn.state
+    state = draft.state
     state["held"], state["stage"], state["phase"] = code, stage, PHASE_DRAWN
-    turn.emit(EVENT_DREW, seat, card=CODEC.card[code], stage=stage)
+    draft.emit(EVENT_DREW, seat, card=CODEC.card[code], stage=stage)
     return True
 
 
 # --- setup (BB-3) --------------------------------------------------------------------
-def setup(turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
+def _setup(draft: Draft[BiberbandeState], names: list[str], seed: int, options: dict[str, Any]) -> None:
     """BB-2, BB-3: the match from validated options, then round 1."""
     decks = options.get("decks") or ([options["deck"]] if options.get("deck") else [])
-    turn.state.update({
+    draft.state.update({
         "status": ACTIVE, "result": None, "names": list(names), "seed": seed,
         "first_seat": options["first_seat"], "rounds": options["rounds"],
         "recall": options["recall"], "turn_limit": options["turn_limit"],
         "decks": [CODEC.encode(d) for d in decks],
         "scores": [0] * len(names), "history": [], "round": 0,
     })
-    _start_round(turn, 1)
+    _start_round(draft, 1)
 
 
-def _start_round(turn: Turn, round_no: int) -> None:
+def _start_round(draft: Draft[BiberbandeState], round_no: int) -> None:
     """BB-3.1–BB-3.5: deal round r and give turn 1 to its starter."""
-    state = turn.state
+    state = draft.state
     n = _n(state)
     starter = _starter(state, round_no)
     stacked = {"decks": [CODEC.decode(d) for d in state["decks"]]}
@@ -256,65 +284,65 @@ def _start_round(turn: Turn, round_no: int) -> None:
         "known": [[core.only(s) if j in OUTER_SLOTS else core.NOBODY for j in SLOTS]
                   for s in range(n)],
     })
-    turn.emit(EVENT_ROUND_STARTED, None, round=round_no, starter=starter)
-    turn.emit(EVENT_DEALT, None, displays=[CODEC.decode(row) for row in display],
+    draft.emit(EVENT_ROUND_STARTED, None, round=round_no, starter=starter)
+    draft.emit(EVENT_DEALT, None, displays=[CODEC.decode(row) for row in display],
               discard=[CODEC.card[deck[4 * n]]])
-    turn.emit(EVENT_TURN_STARTED, starter, turn=1)
+    draft.emit(EVENT_TURN_STARTED, starter, turn=1)
 
 
 # --- turn sequencing (BB-4.5, BB-4.6, BB-4.8) ----------------------------------------
-def _action_complete(turn: Turn) -> None:
+def _action_complete(draft: Draft[BiberbandeState]) -> None:
     """BB-4.6: last turn after a knock → round end; else knock decision (BB-4.5) or next turn."""
-    state = turn.state
+    state = draft.state
     if state["knock_turn"] is not None and state["turn"] == _last_turn(state):
-        _end_round(turn, REASON_KNOCK)
+        _end_round(draft, REASON_KNOCK)
     elif state["knocker"] is None and state["turn"] >= _n(state):
         state["phase"] = PHASE_KNOCK
     else:
-        _next_turn(turn)
+        _next_turn(draft)
 
 
-def _next_turn(turn: Turn) -> None:
+def _next_turn(draft: Draft[BiberbandeState]) -> None:
     """BB-4.8; BB-4.10: an action phase without legal moves ends the round."""
-    state = turn.state
+    state = draft.state
     state["turn"] += 1
     state["phase"] = PHASE_ACTION
-    turn.emit(EVENT_TURN_STARTED, _current(state), turn=state["turn"])
+    draft.emit(EVENT_TURN_STARTED, _current(state), turn=state["turn"])
     if not _action_moves(state):
-        _end_round(turn, REASON_STUCK)
+        _end_round(draft, REASON_STUCK)
 
 
 # --- end of round, scoring, end of match (BB-6) ----------------------------------------
-def _end_round(turn: Turn, reason: str) -> None:
+def _end_round(draft: Draft[BiberbandeState], reason: str) -> None:
     """BB-6.1–BB-6.4: reveal, replace specials, score, then next round or match end."""
-    state = turn.state
+    state = draft.state
     n = _n(state)
-    turn.emit(EVENT_ROUND_ENDED, None, reason=reason, knocker=state["knocker"],
+    draft.emit(EVENT_ROUND_ENDED, None, reason=reason, knocker=state["knocker"],
               displays=[CODEC.decode(row) for row in state["display"]])
     state["known"] = [[core.everyone(n)] * 4 for _ in range(n)]  # BB-6.1: all revealed
     first = state["knocker"] if state["knocker"] is not None else _starter(state)
     for seat in core.seats_from(first, n):
         for slot in SLOTS:
             if not _is_number(state["display"][seat][slot]):
-                _replace(turn, seat, slot)
+                _replace(draft, seat, slot)
     points = [_points(row) for row in state["display"]]
     state["scores"] = [a + b for a, b in zip(state["scores"], points)]
     state["history"].append([state["knocker"], reason, "".join(state["display"])])
-    turn.emit(EVENT_ROUND_SCORED, None, round=state["round"], points=points, scores=list(state["scores"]))
+    draft.emit(EVENT_ROUND_SCORED, None, round=state["round"], points=points, scores=list(state["scores"]))
     if state["round"] < state["rounds"]:
-        _start_round(turn, state["round"] + 1)
+        _start_round(draft, state["round"] + 1)
     else:
-        _end_match(turn)
+        _end_match(draft)
 
 
-def _replace(turn: Turn, seat: int, slot: int) -> None:
+def _replace(draft: Draft[BiberbandeState], seat: int, slot: int) -> None:
     """BB-6.2, D13: draw until a number; drawn specials are discarded at once."""
-    state = turn.state
+    state = draft.state
     special = state["display"][seat][slot]
     drawn_specials: list[str] = []
     number = None
     while number is None:
-        code = _take_top(turn)
+        code = _take_top(draft)
         if code is None:  # BB-4.10: the special stays and scores 0
             break
         if _is_number(code):
@@ -325,128 +353,129 @@ def _replace(turn: Turn, seat: int, slot: int) -> None:
     if number is not None:
         _put(state, seat, slot, number)
         _discard(state, special)
-    turn.emit(EVENT_REPLACED, seat, slot=slot, special=CODEC.card[special], discarded=drawn_specials,
+    draft.emit(EVENT_REPLACED, seat, slot=slot, special=CODEC.card[special], discarded=drawn_specials,
               card=None if number is None else CODEC.card[number])
 
 
-def _end_match(turn: Turn) -> None:
+def _end_match(draft: Draft[BiberbandeState]) -> None:
     """BB-6.4, BB-6.5: lowest total wins; ties share a place (D18)."""
-    state = turn.state
+    state = draft.state
     state.update({"status": FINISHED, "phase": PHASE_FINISHED,
                   "result": core.make_result(state["scores"], lowest_wins=True)})
-    turn.emit(EVENT_MATCH_ENDED, None, result=core.make_result(state["scores"], lowest_wins=True))
+    draft.emit(EVENT_MATCH_ENDED, None, result=core.make_result(state["scores"], lowest_wins=True))
 
 
 # --- move handlers (BB-4) ----------------------------------------------------------------
-def do_draw(turn: Turn, seat: int, move: Move) -> None:
+def _do_draw(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """Action A (BB-4.1) or the second draw of Draw Twice (BB-4.4)."""
-    stage = STAGE_ACTION if turn.state["phase"] == PHASE_ACTION else STAGE_DRAW2_SECOND
-    _draw_to_hand(turn, seat, stage)
+    stage = STAGE_ACTION if draft.state["phase"] == PHASE_ACTION else STAGE_DRAW2_SECOND
+    _draw_to_hand(draft, seat, stage)
 
 
-def do_take_discard(turn: Turn, seat: int, move: Move) -> None:
+def _do_take_discard(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """Action B (BB-4.1): the face-up card becomes known to all (BB-5.5, D15)."""
-    state = turn.state
+    state = draft.state
     slot = move["slot"]
     card = state["discard"][-1]
     state["discard"] = state["discard"][:-1]
     old = _put(state, seat, slot, card)
     _discard(state, old)
     state["known"][seat][slot] = core.everyone(_n(state))
-    turn.emit(EVENT_TOOK_DISCARD, seat, slot=slot, card=CODEC.card[card], discarded=CODEC.card[old])
-    _action_complete(turn)
+    draft.emit(EVENT_TOOK_DISCARD, seat, slot=slot, card=CODEC.card[card], discarded=CODEC.card[old])
+    _action_complete(draft)
 
 
-def do_swap_drawn(turn: Turn, seat: int, move: Move) -> None:
+def _do_swap_drawn(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """BB-4.3: the slot card goes face up, the held number takes its place (known to the placer)."""
-    state = turn.state
+    state = draft.state
     slot = move["slot"]
     held = state["held"]
+    assert held is not None  # swap_drawn is legal only while a card is held
     state["held"] = state["stage"] = None
     old = _put(state, seat, slot, held)
     _discard(state, old)
     state["known"][seat][slot] = core.only(seat)
-    turn.emit(EVENT_SWAPPED_DRAWN, seat, slot=slot, card=CODEC.card[held], discarded=CODEC.card[old])
-    _action_complete(turn)
+    draft.emit(EVENT_SWAPPED_DRAWN, seat, slot=slot, card=CODEC.card[held], discarded=CODEC.card[old])
+    _action_complete(draft)
 
 
-def do_discard_drawn(turn: Turn, seat: int, move: Move) -> None:
+def _do_discard_drawn(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """BB-4.3: discarding the first Draw Twice card unused allows a second draw (D8)."""
-    state = turn.state
+    state = draft.state
     first_of_draw2 = state["stage"] == STAGE_DRAW2_FIRST
     card = _release_held(state)
-    turn.emit(EVENT_DISCARDED_DRAWN, seat, card=CODEC.card[card])
+    draft.emit(EVENT_DISCARDED_DRAWN, seat, card=CODEC.card[card])
     if first_of_draw2:
         state["phase"] = PHASE_SECOND_DRAW
     else:
-        _action_complete(turn)
+        _action_complete(draft)
 
 
-def do_use_swap(turn: Turn, seat: int, move: Move) -> None:
+def _do_use_swap(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """BB-4.3: exchange own slot j with seat s's slot u; knowers move with the cards (BB-5.5)."""
-    state = turn.state
+    state = draft.state
     _release_held(state)
     slot, other, other_slot = move["slot"], move["target_seat"], move["target_slot"]
     mine = _put(state, seat, slot, state["display"][other][other_slot])
     _put(state, other, other_slot, mine)
     known = state["known"]
     known[seat][slot], known[other][other_slot] = known[other][other_slot], known[seat][slot]
-    turn.emit(EVENT_USED_SWAP, seat, slot=slot, target_seat=other, target_slot=other_slot)
-    _action_complete(turn)
+    draft.emit(EVENT_USED_SWAP, seat, slot=slot, target_seat=other, target_slot=other_slot)
+    _action_complete(draft)
 
 
-def do_use_peek(turn: Turn, seat: int, move: Move) -> None:
+def _do_use_peek(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """BB-4.3: look at an own card (D10)."""
-    state = turn.state
+    state = draft.state
     _release_held(state)
     slot = move["slot"]
     state["known"][seat][slot] |= core.only(seat)
-    turn.emit(EVENT_USED_PEEK, seat, slot=slot, card=CODEC.card[state["display"][seat][slot]])
-    _action_complete(turn)
+    draft.emit(EVENT_USED_PEEK, seat, slot=slot, card=CODEC.card[state["display"][seat][slot]])
+    _action_complete(draft)
 
 
-def do_use_draw2(turn: Turn, seat: int, move: Move) -> None:
+def _do_use_draw2(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """BB-4.3, D8: the first draw is automatic (BB-4.10: none when stuck)."""
-    _release_held(turn.state)
-    turn.emit(EVENT_USED_DRAW2, seat)
-    if not _draw_to_hand(turn, seat, STAGE_DRAW2_FIRST):
-        _action_complete(turn)
+    _release_held(draft.state)
+    draft.emit(EVENT_USED_DRAW2, seat)
+    if not _draw_to_hand(draft, seat, STAGE_DRAW2_FIRST):
+        _action_complete(draft)
 
 
-def do_skip_draw(turn: Turn, seat: int, move: Move) -> None:
+def _do_skip_draw(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """BB-4.4: no second draw."""
-    turn.emit(EVENT_SKIPPED_DRAW, seat)
-    _action_complete(turn)
+    draft.emit(EVENT_SKIPPED_DRAW, seat)
+    _action_complete(draft)
 
 
-def do_knock(turn: Turn, seat: int, move: Move) -> None:
+def _do_knock(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """BB-4.7: knock_turn = t; the others get one more turn each."""
-    state = turn.state
+    state = draft.state
     state["knocker"], state["knock_turn"] = seat, state["turn"]
-    turn.emit(EVENT_KNOCKED, seat, turn=state["turn"])
-    _next_turn(turn)
+    draft.emit(EVENT_KNOCKED, seat, turn=state["turn"])
+    _next_turn(draft)
 
 
-def do_end_turn(turn: Turn, seat: int, move: Move) -> None:
+def _do_end_turn(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     """BB-4.7, BB-4.9: the round ends after turn T when nobody knocked."""
-    turn.emit(EVENT_ENDED_TURN, seat)
-    if turn.state["turn"] == _max_turn(turn.state):
-        _end_round(turn, REASON_TURN_LIMIT)
+    draft.emit(EVENT_ENDED_TURN, seat)
+    if draft.state["turn"] == _max_turn(draft.state):
+        _end_round(draft, REASON_TURN_LIMIT)
     else:
-        _next_turn(turn)
+        _next_turn(draft)
 
 
 HANDLERS = {
-    MOVE_DRAW: do_draw, MOVE_TAKE_DISCARD: do_take_discard,
-    MOVE_SWAP_DRAWN: do_swap_drawn, MOVE_DISCARD_DRAWN: do_discard_drawn,
-    MOVE_USE_SWAP: do_use_swap, MOVE_USE_PEEK: do_use_peek,
-    MOVE_USE_DRAW2: do_use_draw2, MOVE_SKIP_DRAW: do_skip_draw,
-    MOVE_KNOCK: do_knock, MOVE_END_TURN: do_end_turn,
+    MOVE_DRAW: _do_draw, MOVE_TAKE_DISCARD: _do_take_discard,
+    MOVE_SWAP_DRAWN: _do_swap_drawn, MOVE_DISCARD_DRAWN: _do_discard_drawn,
+    MOVE_USE_SWAP: _do_use_swap, MOVE_USE_PEEK: _do_use_peek,
+    MOVE_USE_DRAW2: _do_use_draw2, MOVE_SKIP_DRAW: _do_skip_draw,
+    MOVE_KNOCK: _do_knock, MOVE_END_TURN: _do_end_turn,
 }
 
 
 # --- views (BB-5, BB-7) ------------------------------------------------------------------
-def players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
+def _players_view(state: BiberbandeState, viewer: Viewer) -> list[dict[str, Any]]:
     """BB-7.1: display cards to the admin, or to everyone once finished (BB-5.1);
     ``known`` per BB-5.6."""
     shown = state["status"] == FINISHED or viewer.is_admin
@@ -463,7 +492,7 @@ def _player_view(seat: int, name: str, row: str, masks: list[int], shown: bool, 
             else [None] * len(row)}
 
 
-def board_view(state: State, viewer: Viewer) -> dict[str, Any]:
+def _board_view(state: BiberbandeState, viewer: Viewer) -> dict[str, Any]:
     """BB-7.2: the held card to its holder (BB-5.2), the draw order to the admin (BB-5.3)."""
     current = _current(state)
     held = state["held"]
@@ -479,7 +508,7 @@ def board_view(state: State, viewer: Viewer) -> dict[str, Any]:
             "drawn": drawn, "history": _history_view(state)}
 
 
-def _history_view(state: State) -> list[dict[str, Any]]:
+def _history_view(state: BiberbandeState) -> list[dict[str, Any]]:
     """Finished rounds, public (BB-6.1 reveals every display; D20)."""
     out = []
     for i, (knocker, reason, codes) in enumerate(state["history"]):
@@ -498,7 +527,7 @@ def _scored_displays(codes: str) -> tuple[tuple[tuple[str, ...], ...], tuple[int
     return tuple(tuple(CODEC.decode(row)) for row in rows), tuple(_points(row) for row in rows)
 
 
-def redact_dealt(event: Mapping[str, Any], viewer: Viewer) -> list[list[str | None]]:
+def _redact_dealt(event: Mapping[str, Any], viewer: Viewer) -> list[list[str | None]]:
     """BB-3.4, BB-5.7: each seat sees its own outer slots of the deal; spectators none."""
     return [[card if viewer.is_seat(s) and j in OUTER_SLOTS else None for j, card in enumerate(row)]
             for s, row in enumerate(event["displays"])]
@@ -534,7 +563,7 @@ DECLARATION = d.Declaration(
         d.EventType(EVENT_ROUND_STARTED, {"round": pub(d.INT), "starter": pub(d.SEAT)}),
         d.EventType(EVENT_DEALT, {
             "displays": d.redacted(d.array(DISPLAY, description="per seat; the glimpsed cards only to their seat"),
-                                   redact_dealt),
+                                   _redact_dealt),
             "discard": pub(d.array(CARD))}),
         d.EventType(EVENT_TURN_STARTED, {"turn": pub(d.INT)}),
         d.EventType(EVENT_RESHUFFLED, {"count": pub(d.INT)}),
@@ -620,14 +649,14 @@ class _Pools:
     draw: int = 0
 
 
-def _pools_of_deal(state: State) -> _Pools:
+def _pools_of_deal(state: BiberbandeState) -> _Pools:
     """Before any reshuffle every hidden card comes from the deal, and every
     card that went face up is on the discard pile (BB-5.3)."""
     return _Pools([CODEC.encode(CANONICAL)], [Counter(state["discard"])],
                   [[0] * len(SLOTS) for _ in state["display"]])
 
 
-def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pools:
+def _pools_of_history(state: BiberbandeState, seat: int, events: Sequence[Event]) -> _Pools:
     """The round's events as ``seat`` sees them (BB-5.7), replayed for the
     pools: what went face up from where, and each reshuffled pile."""
     viewer = core.seat_viewer(seat)
@@ -670,7 +699,7 @@ def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pool
     return pools
 
 
-def deal_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+def _deal_world(state: BiberbandeState, seat: int, seed: int, events: Sequence[Event]) -> BiberbandeState:
     """A world for ``seat``: every display card it knows (BB-5.5, whatever
     ``recall``), its held card and every public card where they are; each
     other display card, another seat's held card and the draw pile dealt
@@ -697,7 +726,7 @@ def deal_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> S
         seen[pools.held].append(state["held"])
     places[pools.draw] += [("draw", i, 0) for i in range(len(state["draw"]))]
     rng = worlds.world_rng(GAME_ID, seed)
-    world = core.copy_layout(state, STATE_COPIERS)
+    world = cast(BiberbandeState, core.copy_layout(state, STATE_COPIERS))
     rows = [list(row) for row in state["display"]]
     draw = list(state["draw"])
     for cards, gone, mine, spots in zip(pools.cards, pools.gone, seen, places):
@@ -709,13 +738,13 @@ def deal_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> S
                 world["held"] = code
             else:
                 draw[a] = code
-    world.update(display=["".join(row) for row in rows], draw="".join(draw),
-                 seed=worlds.fresh_seed(rng), decks=[])
+    world.update({"display": ["".join(row) for row in rows], "draw": "".join(draw),
+                  "seed": worlds.fresh_seed(rng), "decks": []})
     return world
 
 
 # --- the game ----------------------------------------------------------------------------
-class Biberbande(core.Game):
+class Biberbande(core.Game[BiberbandeState]):
     """Biberbande: keep the lowest-valued face-down display of four cards."""
 
     id = GAME_ID
@@ -747,23 +776,23 @@ class Biberbande(core.Game):
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return list(CANONICAL)
 
-    def setup(self, turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
-        setup(turn, names, seed, options)
+    def setup(self, draft: Draft[BiberbandeState], names: list[str], seed: int, options: dict[str, Any]) -> None:
+        _setup(draft, names, seed, options)
 
-    def to_act(self, state: State) -> list[int]:
+    def to_act(self, state: BiberbandeState) -> list[int]:
         return [_current(state)] if state["status"] == ACTIVE else []
 
-    def seat_moves(self, state: State, seat: int) -> list[Move]:
-        return seat_moves(state, seat)
+    def seat_moves(self, state: BiberbandeState, seat: int) -> list[Move]:
+        return _seat_moves(state, seat)
 
-    def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
-        return players_view(state, viewer)
+    def players_view(self, state: BiberbandeState, viewer: Viewer) -> list[dict[str, Any]]:
+        return _players_view(state, viewer)
 
-    def board_view(self, state: State, viewer: Viewer) -> dict[str, Any]:
-        return board_view(state, viewer)
+    def board_view(self, state: BiberbandeState, viewer: Viewer) -> dict[str, Any]:
+        return _board_view(state, viewer)
 
-    def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
-        return why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
+    def why_illegal(self, state: BiberbandeState, seat: int, move: Move, legal: list[Move]) -> str:
+        return _why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
 
-    def deal_world(self, state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
-        return deal_world(state, seat, seed, events)
+    def deal_world(self, state: BiberbandeState, seat: int, seed: int, events: Sequence[Event]) -> BiberbandeState:
+        return _deal_world(state, seat, seed, events)

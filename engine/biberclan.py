@@ -8,7 +8,7 @@ wins, five of a kind wins at once.
 
 Rules: ``docs/games/biberclan.md`` (rule ids ``BC-n.m``, decisions ``Dn``).
 
-State layout (the snapshot: a plain JSON-able dict, never mutated in place):
+BiberClanState layout (the snapshot: a plain JSON-able dict, never mutated in place):
 
 * match: ``status``, ``result``, ``names``, ``seed``, ``rounds``,
   ``max_turns``, ``recall``, ``with_biberbande``, ``decks`` (the stacked draw
@@ -31,11 +31,11 @@ import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from engine import core, worlds
 from engine import declaration as d
-from engine.core import ACTIVE, FINISHED, Event, Game, Move, Option, State, Turn, Viewer
+from engine.core import ACTIVE, FINISHED, CoreState, Draft, Event, Game, Move, Option, Viewer
 
 GAME_ID = "biberclan"
 
@@ -79,14 +79,51 @@ GROUP_BONUS = {3: 15, 4: 25}
 FIVE_OF_A_KIND = 5
 FINISHER_PENALTY = -10
 
-#: a castle card ``{"card", "face", "knowers"}`` and a castle (``None`` = empty slot)
-CastleCard = dict[str, Any]
-Castle = list[CastleCard | None]
+class _CastleCard(TypedDict):
+    """A card in a castle slot; ``knowers``: the seats that know it (BC-5.5)."""
+
+    card: str
+    face: str
+    knowers: int
+
+
+#: a castle (``None`` = empty slot)
+_Castle = list[_CastleCard | None]
 #: a castle's shape: per slot the face of its card or ``None`` when empty
 #: (BC-1.4 and BC-4.1 depend on nothing else)
-Shape = tuple[str | None, ...]
-#: the held card ``{"kind", "card", "knowers", "public", "from"}``
-Held = dict[str, Any]
+_Shape = tuple[str | None, ...]
+#: the held card; ``public``: every viewer may see it (BC-5.3); ``from``: the
+#: castle slot a stolen card came from (a Python keyword, hence the functional form)
+_Held = TypedDict("_Held", {"kind": str, "card": str, "knowers": int, "public": bool,
+                            "from": dict[str, Any] | None})
+
+
+class BiberClanState(CoreState):
+    """The snapshot (module docstring)."""
+
+    names: list[str]
+    seed: int
+    rounds: int
+    max_turns: int
+    recall: str
+    with_biberbande: bool
+    decks: list[str]
+    scores: list[int]
+    round_scores: list[list[int]]
+    #: the body of the last ``round_ended`` (:func:`_score_round`)
+    last_round: dict[str, Any] | None
+    round: int
+    start_seat: int
+    seat: int
+    turns: int
+    finisher: int | None
+    final_turns: list[int]
+    castles: list[_Castle]
+    discard: list[str]
+    box: list[str]
+    held: _Held | None
+    reshuffles: int
+    draw: list[str]
 
 
 # ==========================================================================
@@ -101,17 +138,17 @@ def canonical(with_biberbande: bool) -> list[str]:
     return [card for card in order for _ in range(counts[card])]
 
 
-def is_number(card: str) -> bool:
+def _is_number(card: str) -> bool:
     """BC-1.1: a number card (else a special)."""
     return card in _NUMBER_SET
 
 
-def card_count(castle: Castle) -> int:
+def _card_count(castle: _Castle) -> int:
     """BC-7.1 ``cards``: the filled slots of a castle."""
     return CASTLE_SIZE - castle.count(None)
 
 
-def free_in(shape: Shape) -> tuple[int, ...]:
+def _free_in(shape: _Shape) -> tuple[int, ...]:
     """BC-1.4: empty slots; a top slot only when both slots under it are filled."""
     free = [i for i in BOTTOM if shape[i] is None]
     for top, (left, right) in SUPPORTS.items():
@@ -120,7 +157,7 @@ def free_in(shape: Shape) -> tuple[int, ...]:
     return tuple(free)
 
 
-def open_in(shape: Shape, by_owner: bool) -> tuple[int, ...]:
+def _open_in(shape: _Shape, by_owner: bool) -> tuple[int, ...]:
     """BC-4.1: filled slots whose card is not protected against the actor.
 
     Protected: (a) a top card rests on it, (b) the castle is full — both bind
@@ -138,24 +175,24 @@ def open_in(shape: Shape, by_owner: bool) -> tuple[int, ...]:
     return tuple(i for i in filled if i not in protected)
 
 
-def with_faces(slots: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
+def _with_faces(slots: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
     """(slot name, face) for every slot, each face up then down (BC-4.12)."""
     return tuple((SLOTS[i], face) for i in slots for face in FACES)
 
 
 #: per target seat, the moves of one type on a castle (BC-4.12 order):
 #: templates never handed out, the legal moves are new copies of them
-MoveTemplates = tuple[tuple[Move, ...], ...]
+_MoveTemplates = tuple[tuple[Move, ...], ...]
 
 
-def move_templates(kind: str, slots: tuple[int, ...]) -> MoveTemplates:
-    """Per target seat, the moves of ``kind`` on ``slots`` (:func:`with_faces`)."""
+def _move_templates(kind: str, slots: tuple[int, ...]) -> _MoveTemplates:
+    """Per target seat, the moves of ``kind`` on ``slots`` (:func:`_with_faces`)."""
     return tuple(tuple({"type": kind, "target": target, "slot": slot, "face": face}
-                       for slot, face in with_faces(slots)) for target in range(MAX_SEATS))
+                       for slot, face in _with_faces(slots)) for target in range(MAX_SEATS))
 
 
 @dataclass(frozen=True, slots=True)
-class Geometry:
+class _Geometry:
     """BC-1.4 and BC-4.1 for one castle shape, computed once at import
     (:data:`GEOMETRY`): the number of cards and of face-up cards (BC-7.1),
     the free and the open slots (against the owner / another seat), and the
@@ -167,27 +204,27 @@ class Geometry:
     free: tuple[int, ...]
     open_own: tuple[int, ...]
     open_other: tuple[int, ...]
-    places: MoveTemplates
-    replaces_own: MoveTemplates
-    replaces_other: MoveTemplates
+    places: _MoveTemplates
+    replaces_own: _MoveTemplates
+    replaces_other: _MoveTemplates
     stashes: tuple[Move, ...]
 
 
-def geometry(shape: Shape) -> Geometry:
+def _geometry(shape: _Shape) -> _Geometry:
     """BC-1.4, BC-4.1 of ``shape``."""
-    free, open_own, open_other = free_in(shape), open_in(shape, True), open_in(shape, False)
-    return Geometry(CASTLE_SIZE - shape.count(None), shape.count(UP), free, open_own, open_other,
-                    move_templates(MOVE_PLACE, free), move_templates(MOVE_REPLACE, open_own),
-                    move_templates(MOVE_REPLACE, open_other),
-                    tuple({"type": MOVE_STASH, "slot": slot, "face": face} for slot, face in with_faces(free)))
+    free, open_own, open_other = _free_in(shape), _open_in(shape, True), _open_in(shape, False)
+    return _Geometry(CASTLE_SIZE - shape.count(None), shape.count(UP), free, open_own, open_other,
+                    _move_templates(MOVE_PLACE, free), _move_templates(MOVE_REPLACE, open_own),
+                    _move_templates(MOVE_REPLACE, open_other),
+                    tuple({"type": MOVE_STASH, "slot": slot, "face": face} for slot, face in _with_faces(free)))
 
 
 #: every castle shape → its geometry
-GEOMETRY: dict[Shape, Geometry] = {shape: geometry(shape)
+GEOMETRY: dict[_Shape, _Geometry] = {shape: _geometry(shape)
                                    for shape in itertools.product((None, *FACES), repeat=CASTLE_SIZE)}
 
 
-def geometry_of(castle: Castle) -> Geometry:
+def _geometry_of(castle: _Castle) -> _Geometry:
     """BC-1.4, BC-4.1 of a castle: the geometry of its shape (spelled out
     slot by slot: this is the hottest lookup of the legal moves)."""
     b0, b1, b2, t0, t1 = castle
@@ -196,25 +233,25 @@ def geometry_of(castle: Castle) -> Geometry:
                      None if t1 is None else t1["face"])]
 
 
-def open_slots(castle: Castle, by_owner: bool) -> tuple[int, ...]:
-    """BC-4.1: the open slots of a castle (:func:`open_in`)."""
-    found = geometry_of(castle)
+def _open_slots(castle: _Castle, by_owner: bool) -> tuple[int, ...]:
+    """BC-4.1: the open slots of a castle (:func:`_open_in`)."""
+    found = _geometry_of(castle)
     return found.open_own if by_owner else found.open_other
 
 
-def is_protected(castle: Castle, i: int, by_owner: bool) -> bool:
-    """BC-4.1 for one filled slot (see :func:`open_slots`)."""
-    return i not in open_slots(castle, by_owner)
+def _is_protected(castle: _Castle, i: int, by_owner: bool) -> bool:
+    """BC-4.1 for one filled slot (see :func:`_open_slots`)."""
+    return i not in _open_slots(castle, by_owner)
 
 
-def open_cards(state: State, actor: int) -> list[tuple[int, int]]:
+def _open_cards(state: BiberClanState, actor: int) -> list[tuple[int, int]]:
     """(target, slot) of every castle card not protected against ``actor``,
     by target then slot (BC-4.6, BC-4.12)."""
     return [(owner, i) for owner, castle in enumerate(state["castles"])
-            for i in open_slots(castle, owner == actor)]
+            for i in _open_slots(castle, owner == actor)]
 
 
-def castle_card(held: Held, face: str, n: int) -> CastleCard:
+def _castle_card(held: _Held, face: str, n: int) -> _CastleCard:
     """The held card laid into a castle with ``face``; lying face up makes it
     known to every seat (BC-5.5)."""
     return {"card": held["card"], "face": face, "knowers": core.everyone(n) if face == UP else held["knowers"]}
@@ -224,24 +261,24 @@ def castle_card(held: Held, face: str, n: int) -> CastleCard:
 # Legal moves (BC-4.3 … BC-4.9, order BC-4.12)
 # ==========================================================================
 #: (target seat, geometry of its castle) of the castles a move may name, by seat
-Targets = list[tuple[int, Geometry]]
+_Targets = list[tuple[int, _Geometry]]
 
 
-def place_moves(state: State, actor: int) -> list[Move]:
+def _place_moves(state: BiberClanState, actor: int) -> list[Move]:
     """BC-4.3 then BC-4.4: place on a free legal slot, then replace."""
-    castles = [geometry_of(castle) for castle in state["castles"]]
+    castles = [_geometry_of(castle) for castle in state["castles"]]
     targets = list(enumerate(castles))
-    return placements(targets, actor) + replacements(targets, actor, castles[actor])
+    return _placements(targets, actor) + _replacements(targets, actor, castles[actor])
 
 
-def placements(targets: Targets, actor: int) -> list[Move]:
+def _placements(targets: _Targets, actor: int) -> list[Move]:
     """BC-4.3: the held number on a free slot of the actor's castle or of a
     castle with at most three cards (D10), on each of ``targets``."""
     return [move.copy() for target, castle in targets if target == actor or castle.cards <= 3
             for move in castle.places[target]]
 
 
-def replacements(targets: Targets, actor: int, own: Geometry) -> list[Move]:
+def _replacements(targets: _Targets, actor: int, own: _Geometry) -> list[Move]:
     """BC-4.4: the held number replaces an open card of the actor's castle
     (geometry ``own``), or of another only while the actor's castle has room
     (D13), on each of ``targets``."""
@@ -250,48 +287,67 @@ def replacements(targets: Targets, actor: int, own: Geometry) -> list[Move]:
             for move in (castle.replaces_own if target == actor else castle.replaces_other)[target]]
 
 
-def stash_moves(state: State, actor: int) -> list[Move]:
+def _stash_moves(state: BiberClanState, actor: int) -> list[Move]:
     """BC-4.5: the stolen card onto a free legal slot of the actor's castle."""
-    return [move.copy() for move in geometry_of(state["castles"][actor]).stashes]
+    return [move.copy() for move in _geometry_of(state["castles"][actor]).stashes]
 
 
-def special_moves(state: State, actor: int, special: str) -> list[Move]:
+def _special_moves(state: BiberClanState, actor: int, special: str) -> list[Move]:
     """BC-4.6 … BC-4.9: the moves of the held special (none: it is void)."""
-    targets = open_cards(state, actor)
+    targets = _open_cards(state, actor)
     if special in (CLEAR, FLIP):
         return [{"type": SPECIAL_MOVE[special], "target": t, "slot": SLOTS[i]} for t, i in targets]
     if special == PEEK:
         castles = state["castles"]
         return [{"type": MOVE_PEEK, "target": t, "slot": SLOTS[i]} for t, i in targets
-                if castles[t][i]["face"] == DOWN]
+                if _card_at(castles[t], i)["face"] == DOWN]
     return [{"type": MOVE_SWAP, "target_a": ta, "slot_a": SLOTS[ia], "target_b": tb, "slot_b": SLOTS[ib]}
             for ta, ia in targets for tb, ib in targets if ta < tb]          # D15, D26
 
 
-def seat_moves(state: State, seat: int) -> list[Move]:
+def _card_at(castle: _Castle, i: int) -> _CastleCard:
+    """The card in slot ``i``, which the caller knows is filled (a legal move names one)."""
+    card = castle[i]
+    assert card is not None
+    return card
+
+
+def _held_of(state: BiberClanState) -> _Held:
+    """The held card, in a phase that has one (stash, special)."""
+    held = state["held"]
+    assert held is not None
+    return held
+
+
+def _seat_moves(state: BiberClanState, seat: int) -> list[Move]:
     """BC-4.3 … BC-4.9 for the phase, in BC-4.12 order."""
     phase = state["phase"]
     if phase == PHASE_PLACE:
-        return place_moves(state, seat)
+        return _place_moves(state, seat)
     if phase == PHASE_STASH:
-        return stash_moves(state, seat)
-    return special_moves(state, seat, state["held"]["card"])
+        return _stash_moves(state, seat)
+    return _special_moves(state, seat, _held_of(state)["card"])
 
 
-def seat_moves_like(state: State, seat: int, move: Move) -> list[Move]:
+def _seat_moves_like(state: BiberClanState, seat: int, move: Move) -> list[Move]:
     """For :meth:`~engine.core.Game.play`: in phase place only the
     placements or the replacements on the castle ``move`` names (BC-4.3,
     BC-4.4; none if it names no seat), else every move."""
     kind = move.get("type")
     if state["phase"] != PHASE_PLACE or kind not in (MOVE_PLACE, MOVE_REPLACE):
-        return seat_moves(state, seat)
+        return _seat_moves(state, seat)
     castles, target = state["castles"], move.get("target")
-    named = [(target, geometry_of(castles[target]))] \
+    named = [(target, _geometry_of(castles[target]))] \
         if type(target) is int and 0 <= target < len(castles) else []
-    return placements(named, seat) if kind == MOVE_PLACE else replacements(named, seat, geometry_of(castles[seat]))
+    return _placements(named, seat) if kind == MOVE_PLACE else _replacements(named, seat, _geometry_of(castles[seat]))
 
 
-def explain_slot(state: State, actor: int, move: Move) -> str | None:
+def _why_illegal(state: BiberClanState, seat: int, move: Move, legal: list[Move]) -> str | None:
+    """The slot rule a move of a possible type breaks, or None (BC-5.8)."""
+    return _why_illegal_slot(state, seat, move) if move.get("type") in {m["type"] for m in legal} else None
+
+
+def _why_illegal_slot(state: BiberClanState, actor: int, move: Move) -> str | None:
     """Why a move of a possible type names a slot it may not use, from
     public information only (BC-5.8)."""
     target = move.get("target", actor)
@@ -305,12 +361,12 @@ def explain_slot(state: State, actor: int, move: Move) -> str | None:
             return f"slot {slot} of seat {target} is taken; use 'replace' to exchange its card"
         if any(castle[s] is None for s in SUPPORTS.get(i, ())):
             return f"top slot {slot} needs both slots under it filled first (BC-1.4)"
-        if target != actor and card_count(castle) > 3:
+        if target != actor and _card_count(castle) > 3:
             return "only the owner may place the fifth card of a castle (BC-4.3, D10)"
         return None
     if castle[i] is None:
         return f"slot {slot} of seat {target} is empty"
-    if is_protected(castle, i, target == actor):
+    if _is_protected(castle, i, target == actor):
         return f"the card in seat {target}'s slot {slot} is protected against you (BC-4.1)"
     return None
 
@@ -318,17 +374,17 @@ def explain_slot(state: State, actor: int, move: Move) -> str | None:
 # ==========================================================================
 # Scoring and round orders (BC-3.1, BC-6)
 # ==========================================================================
-def castle_score(castle: Castle) -> tuple[int, int, bool]:
+def _castle_score(castle: _Castle) -> tuple[int, int, bool]:
     """BC-6.1: (values, bonus, five of a kind) of one castle."""
     digits = [int(c["card"]) for c in castle if c is not None]
     largest = max(Counter(digits).values(), default=0)
     return sum(digits), GROUP_BONUS.get(largest, 0), largest == FIVE_OF_A_KIND
 
 
-def score_round(state: State, reason: str) -> dict[str, Any]:
+def _score_round(state: BiberClanState, reason: str) -> dict[str, Any]:
     """BC-6.1 … BC-6.3: the body of ``round_ended`` (without type and seat)."""
     n, finisher = len(state["names"]), state["finisher"]
-    scored = [castle_score(c) for c in state["castles"]]
+    scored = [_castle_score(c) for c in state["castles"]]
     values = [v for v, _, _ in scored]
     bonus = [b for _, b, _ in scored]
     penalty = [0] * n
@@ -344,7 +400,7 @@ def score_round(state: State, reason: str) -> dict[str, Any]:
             "five_of_a_kind": [s for s in range(n) if scored[s][2]], "totals": totals}
 
 
-def round_order(state: State, round_no: int) -> list[str]:
+def _round_order(state: BiberClanState, round_no: int) -> list[str]:
     """BC-3.1: the next stacked order (``deck`` or ``decks[r-1]``, consumed
     round by round), else the seeded shuffle of (seed, r)."""
     if state["decks"]:
@@ -356,17 +412,17 @@ def round_order(state: State, round_no: int) -> list[str]:
 # Turn, round and match flow on the working state (BC-3.2, BC-4.2, BC-4.10,
 # BC-4.11, BC-6.3 … BC-6.7)
 # ==========================================================================
-def take_held(turn: Turn) -> Held:
+def _take_held(draft: Draft[BiberClanState]) -> _Held:
     """The held card leaves the hand (the caller says where it goes)."""
-    held: Held = turn.state["held"]
-    turn.state["held"] = None
+    held = _held_of(draft.state)
+    draft.state["held"] = None
     return held
 
 
-def draw_card(turn: Turn) -> str | None:
+def _draw_card(draft: Draft[BiberClanState]) -> str | None:
     """Take the top card, reshuffling the discard first when the pile is empty
     (BC-4.10, D17).  ``None`` only if both are empty (unreachable, BC-10.4)."""
-    state = turn.state
+    state = draft.state
     if not state["draw"]:
         if not state["discard"]:
             return None
@@ -374,217 +430,217 @@ def draw_card(turn: Turn) -> str | None:
         key = core.reshuffle_key(GAME_ID, state["seed"], state["round"], state["reshuffles"])
         state["draw"] = core.seeded_shuffle(state["discard"], key)            # BC-3.1, D25
         state["discard"] = []
-        turn.emit(EVENT_RESHUFFLED, None, count=state["reshuffles"])      # k, as reshuffle_key
+        draft.emit(EVENT_RESHUFFLED, None, count=state["reshuffles"])      # k, as reshuffle_key
     card: str = state["draw"].pop(0)
     return card
 
 
-def start_turn(turn: Turn) -> None:
+def _start_turn(draft: Draft[BiberClanState]) -> None:
     """BC-4.2: automatic draws for the seat to act until it holds a card with
     a decision; void specials go to the box (D5, D6)."""
-    state = turn.state
+    state = draft.state
     actor = state["seat"]
     while True:
-        card = draw_card(turn)
+        card = _draw_card(draft)
         if card is None:
-            end_round(turn, REASON_TURN_LIMIT)
+            _end_round(draft, REASON_TURN_LIMIT)
             return
-        if is_number(card):
-            turn.emit(EVENT_DREW, actor, kind=KIND_NUMBER, card=card)
+        if _is_number(card):
+            draft.emit(EVENT_DREW, actor, kind=KIND_NUMBER, card=card)
             state["held"] = {"kind": KIND_NUMBER, "card": card, "knowers": core.only(actor), "public": False,
                              "from": None}
             state["phase"] = PHASE_PLACE
             return
-        turn.emit(EVENT_DREW, actor, kind=KIND_SPECIAL, card=card)
-        if special_moves(state, actor, card):
+        draft.emit(EVENT_DREW, actor, kind=KIND_SPECIAL, card=card)
+        if _special_moves(state, actor, card):
             state["held"] = {"kind": KIND_SPECIAL, "card": card, "knowers": core.everyone(len(state["names"])),
                              "public": True, "from": None}
             state["phase"] = PHASE_SPECIAL
             return
-        turn.emit(EVENT_SPECIAL_VOID, actor, card=card)
+        draft.emit(EVENT_SPECIAL_VOID, actor, card=card)
         state["box"].append(card)
 
 
-def finish_special(turn: Turn) -> None:
+def _finish_special(draft: Draft[BiberClanState]) -> None:
     """BC-4.10: the used special goes to the box; the actor draws again."""
-    turn.state["box"].append(take_held(turn)["card"])
-    start_turn(turn)
+    draft.state["box"].append(_take_held(draft)["card"])
+    _start_turn(draft)
 
 
-def end_turn(turn: Turn) -> None:
+def _end_turn(draft: Draft[BiberClanState]) -> None:
     """BC-4.11: fifth-card rule, final lap, turn count, round end or next turn."""
-    state = turn.state
+    state = draft.state
     actor, n = state["seat"], len(state["names"])
-    if card_count(state["castles"][actor]) == CASTLE_SIZE and state["finisher"] is None:
+    if _card_count(state["castles"][actor]) == CASTLE_SIZE and state["finisher"] is None:
         state["finisher"] = actor
         state["final_turns"] = [core.seat_after(actor, n, k) for k in range(1, n)]
-        turn.emit(EVENT_CASTLE_COMPLETED, actor, final_turns=list(state["final_turns"]))
+        draft.emit(EVENT_CASTLE_COMPLETED, actor, final_turns=list(state["final_turns"]))
     elif actor in state["final_turns"]:
         state["final_turns"].remove(actor)
     state["turns"] += 1
     if state["finisher"] is not None and not state["final_turns"]:
-        end_round(turn, REASON_CASTLE)
+        _end_round(draft, REASON_CASTLE)
     elif state["finisher"] is None and state["turns"] == state["max_turns"]:
-        end_round(turn, REASON_TURN_LIMIT)
+        _end_round(draft, REASON_TURN_LIMIT)
     else:
         state["seat"] = core.seat_after(actor, n)
-        start_turn(turn)
+        _start_turn(draft)
 
 
-def end_round(turn: Turn, reason: str) -> None:
+def _end_round(draft: Draft[BiberClanState], reason: str) -> None:
     """BC-6.3 … BC-6.6: score, reveal (BC-5.7), then end the match or start
     the next round."""
-    state = turn.state
-    body = score_round(state, reason)
-    turn.emit(EVENT_ROUND_ENDED, None, **core.clone(body))
+    state = draft.state
+    body = _score_round(state, reason)
+    draft.emit(EVENT_ROUND_ENDED, None, **core.clone(body))
     state["round_scores"].append(body["scores"])
     state["scores"] = body["totals"]
     state["last_round"] = body
     state["held"] = None
     if body["five_of_a_kind"]:
-        finish_match(turn, REASON_FIVE_OF_A_KIND, body["five_of_a_kind"])
+        _finish_match(draft, REASON_FIVE_OF_A_KIND, body["five_of_a_kind"])
     elif state["round"] == state["rounds"]:
-        finish_match(turn, REASON_ROUNDS, [])
+        _finish_match(draft, REASON_ROUNDS, [])
     else:
         start = body["finisher"] if body["finisher"] is not None \
             else core.seat_after(state["seat"], len(state["names"]))      # BC-6.6, D19
-        start_round(turn, state["round"] + 1, start)
+        _start_round(draft, state["round"] + 1, start)
 
 
-def finish_match(turn: Turn, reason: str, five: list[int]) -> None:
+def _finish_match(draft: Draft[BiberClanState], reason: str, five: list[int]) -> None:
     """BC-6.7: result, status and phase finished, nobody to act."""
-    state = turn.state
+    state = draft.state
     result = core.make_result(state["scores"], lowest_wins=False, first_group=five)
-    state.update(status=FINISHED, phase=PHASE_FINISHED, result=result)
-    turn.emit(EVENT_MATCH_ENDED, None, reason=reason, result=core.clone(result))
+    state.update({"status": FINISHED, "phase": PHASE_FINISHED, "result": result})
+    draft.emit(EVENT_MATCH_ENDED, None, reason=reason, result=core.clone(result))
 
 
-def start_round(turn: Turn, round_no: int, start_seat: int) -> None:
+def _start_round(draft: Draft[BiberClanState], round_no: int, start_seat: int) -> None:
     """BC-3.1, BC-3.2: gather all cards, take the round's draw order, empty
     castles, first automatic draw."""
-    state = turn.state
+    state = draft.state
     n = len(state["names"])
-    state.update(
-        round=round_no, start_seat=start_seat, seat=start_seat, turns=0, finisher=None, final_turns=[],
-        castles=[[None] * CASTLE_SIZE for _ in range(n)], discard=[], box=[], held=None, reshuffles=0,
-        draw=round_order(state, round_no),
-    )
-    turn.emit(EVENT_ROUND_STARTED, None, round=round_no, start_seat=start_seat)
-    start_turn(turn)
+    state.update({
+        "round": round_no, "start_seat": start_seat, "seat": start_seat, "turns": 0, "finisher": None,
+        "final_turns": [], "castles": [[None] * CASTLE_SIZE for _ in range(n)], "discard": [], "box": [],
+        "held": None, "reshuffles": 0, "draw": _round_order(state, round_no),
+    })
+    draft.emit(EVENT_ROUND_STARTED, None, round=round_no, start_seat=start_seat)
+    _start_turn(draft)
 
 
 # ==========================================================================
 # Setup (BC-3) and move handlers (BC-4.3 … BC-4.9)
 # ==========================================================================
-def setup(turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
+def _setup(draft: Draft[BiberClanState], names: list[str], seed: int, options: dict[str, Any]) -> None:
     """BC-3: round 1 from ``deck``/``decks[0]`` or the seed."""
     decks = options.get("decks") or ([options["deck"]] if options.get("deck") else [])
-    turn.state.update({
+    draft.state.update({
         "status": ACTIVE, "result": None, "names": list(names), "seed": seed,
         "rounds": options["rounds"], "max_turns": options["max_turns"], "recall": options["recall"],
         "with_biberbande": options["with_biberbande"], "decks": [CODEC.encode(d) for d in decks],
         "phase": PHASE_PLACE, "scores": [0] * len(names), "round_scores": [], "last_round": None,
     })
-    start_round(turn, 1, options["first_seat"])
+    _start_round(draft, 1, options["first_seat"])
 
 
-def do_place(turn: Turn, seat: int, move: Move) -> None:
+def _do_place(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     """BC-4.3: the held number goes to a free legal slot; the turn ends."""
-    state = turn.state
-    held = take_held(turn)
+    state = draft.state
+    held = _take_held(draft)
     state["castles"][move["target"]][SLOT_INDEX[move["slot"]]] = \
-        castle_card(held, move["face"], len(state["names"]))
-    turn.emit(EVENT_PLACED, seat, target=move["target"], slot=move["slot"], face=move["face"], card=held["card"])
-    end_turn(turn)
+        _castle_card(held, move["face"], len(state["names"]))
+    draft.emit(EVENT_PLACED, seat, target=move["target"], slot=move["slot"], face=move["face"], card=held["card"])
+    _end_turn(draft)
 
 
-def do_replace(turn: Turn, seat: int, move: Move) -> None:
+def _do_replace(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     """BC-4.4: own castle → the old card to the discard, turn ends; another
     castle → the actor holds and sees the stolen card (D12), phase stash."""
-    state = turn.state
-    held = take_held(turn)
+    state = draft.state
+    held = _take_held(draft)
     target, i = move["target"], SLOT_INDEX[move["slot"]]
-    old = state["castles"][target][i]
-    state["castles"][target][i] = castle_card(held, move["face"], len(state["names"]))
-    turn.emit(EVENT_REPLACED, seat, target=target, slot=move["slot"], face=move["face"], card=held["card"],
+    old = _card_at(state["castles"][target], i)
+    state["castles"][target][i] = _castle_card(held, move["face"], len(state["names"]))
+    draft.emit(EVENT_REPLACED, seat, target=target, slot=move["slot"], face=move["face"], card=held["card"],
               removed=old["card"], removed_face=old["face"])
     if target == seat:
         state["discard"].append(old["card"])
-        end_turn(turn)
+        _end_turn(draft)
         return
     state["held"] = {"kind": KIND_REMOVED, "card": old["card"], "knowers": old["knowers"] | core.only(seat),
                      "public": old["face"] == UP, "from": {"target": target, "slot": move["slot"]}}
     state["phase"] = PHASE_STASH
 
 
-def do_stash(turn: Turn, seat: int, move: Move) -> None:
+def _do_stash(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     """BC-4.5: the stolen card to a free legal slot of the actor's castle.
 
     The event also carries ``removed_face`` (the face the card had where it
     was stolen) so that redaction can tell a public card (BC-5.6)."""
-    state = turn.state
-    held = take_held(turn)
-    state["castles"][seat][SLOT_INDEX[move["slot"]]] = castle_card(held, move["face"], len(state["names"]))
-    turn.emit(EVENT_STASHED, seat, slot=move["slot"], face=move["face"], card=held["card"],
+    state = draft.state
+    held = _take_held(draft)
+    state["castles"][seat][SLOT_INDEX[move["slot"]]] = _castle_card(held, move["face"], len(state["names"]))
+    draft.emit(EVENT_STASHED, seat, slot=move["slot"], face=move["face"], card=held["card"],
               removed_face=UP if held["public"] else DOWN)
-    end_turn(turn)
+    _end_turn(draft)
 
 
-def do_clear(turn: Turn, seat: int, move: Move) -> None:
+def _do_clear(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     """BC-4.6: an unprotected card goes face up on the discard."""
-    state = turn.state
+    state = draft.state
     i = SLOT_INDEX[move["slot"]]
-    old = state["castles"][move["target"]][i]
+    old = _card_at(state["castles"][move["target"]], i)
     state["castles"][move["target"]][i] = None
     state["discard"].append(old["card"])
-    turn.emit(EVENT_CLEARED, seat, target=move["target"], slot=move["slot"], face=old["face"], card=old["card"])
-    finish_special(turn)
+    draft.emit(EVENT_CLEARED, seat, target=move["target"], slot=move["slot"], face=old["face"], card=old["card"])
+    _finish_special(draft)
 
 
-def do_flip(turn: Turn, seat: int, move: Move) -> None:
+def _do_flip(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     """BC-4.7: an unprotected card is turned over (its value becomes public)."""
-    state = turn.state
-    card = state["castles"][move["target"]][SLOT_INDEX[move["slot"]]]
+    state = draft.state
+    card = _card_at(state["castles"][move["target"]], SLOT_INDEX[move["slot"]])
     card["face"] = DOWN if card["face"] == UP else UP
     card["knowers"] = core.everyone(len(state["names"]))
-    turn.emit(EVENT_FLIPPED, seat, target=move["target"], slot=move["slot"], face=card["face"], card=card["card"])
-    finish_special(turn)
+    draft.emit(EVENT_FLIPPED, seat, target=move["target"], slot=move["slot"], face=card["face"], card=card["card"])
+    _finish_special(draft)
 
 
-def do_swap(turn: Turn, seat: int, move: Move) -> None:
+def _do_swap(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     """BC-4.8: two unprotected cards of different castles change places with
     their faces (and their knowers: the movement is public)."""
-    castles = turn.state["castles"]
+    castles = draft.state["castles"]
     ta, ia, tb, ib = move["target_a"], SLOT_INDEX[move["slot_a"]], move["target_b"], SLOT_INDEX[move["slot_b"]]
     castles[ta][ia], castles[tb][ib] = castles[tb][ib], castles[ta][ia]
-    turn.emit(EVENT_SWAPPED, seat, target_a=ta, slot_a=move["slot_a"], target_b=tb, slot_b=move["slot_b"])
-    finish_special(turn)
+    draft.emit(EVENT_SWAPPED, seat, target_a=ta, slot_a=move["slot_a"], target_b=tb, slot_b=move["slot_b"])
+    _finish_special(draft)
 
 
-def do_peek(turn: Turn, seat: int, move: Move) -> None:
+def _do_peek(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     """BC-4.9: the actor looks at an unprotected face-down card."""
-    card = turn.state["castles"][move["target"]][SLOT_INDEX[move["slot"]]]
+    card = _card_at(draft.state["castles"][move["target"]], SLOT_INDEX[move["slot"]])
     card["knowers"] |= core.only(seat)
-    turn.emit(EVENT_PEEKED, seat, target=move["target"], slot=move["slot"], card=card["card"])
-    finish_special(turn)
+    draft.emit(EVENT_PEEKED, seat, target=move["target"], slot=move["slot"], card=card["card"])
+    _finish_special(draft)
 
 
 HANDLERS: dict[str, core.Handler] = {
-    MOVE_PLACE: do_place, MOVE_REPLACE: do_replace, MOVE_STASH: do_stash,
-    MOVE_CLEAR: do_clear, MOVE_FLIP: do_flip, MOVE_SWAP: do_swap, MOVE_PEEK: do_peek,
+    MOVE_PLACE: _do_place, MOVE_REPLACE: _do_replace, MOVE_STASH: _do_stash,
+    MOVE_CLEAR: _do_clear, MOVE_FLIP: _do_flip, MOVE_SWAP: _do_swap, MOVE_PEEK: _do_peek,
 }
 
 
 # ==========================================================================
 # Views and event redaction: what a viewer sees (BC-5, BC-7)
 # ==========================================================================
-def shown(viewer: Viewer, card: str | None, public: bool, owner: int | None = None) -> str | None:
+def _shown(viewer: Viewer, card: str | None, public: bool, owner: int | None = None) -> str | None:
     """BC-5: ``card`` if it is public, the viewer is admin or the viewer is
     the seat the card is private to; else ``None``."""
     return card if public or viewer.sees_private(owner) else None
 
 
-def card_entry(entry: dict[str, Any], card: str, visible: bool, knowers: int, seer: int) -> dict[str, Any]:
+def _card_entry(entry: dict[str, Any], card: str, visible: bool, knowers: int, seer: int) -> dict[str, Any]:
     """``entry`` with ``card`` if ``visible`` to the viewer (BC-5.3, BC-5.4), else
     with ``known`` beside the hidden card when ``seer`` (:func:`core.recall_mask`)
     knows it (BC-5.5)."""
@@ -598,13 +654,13 @@ def card_entry(entry: dict[str, Any], card: str, visible: bool, knowers: int, se
     return entry
 
 
-def player_view(state: State, owner: int, viewer: Viewer, seer: int) -> dict[str, Any]:
+def _player_view(state: BiberClanState, owner: int, viewer: Viewer, seer: int) -> dict[str, Any]:
     """BC-7.1: counts and the castle; face-down cards hidden unless finished
     (BC-5.7) or for the admin; ``protected`` against the other seats (BC-4.1,
     judged once per castle from its geometry)."""
     castle = state["castles"][owner]
     everything_shown = state["status"] == FINISHED or viewer.is_admin
-    castle_geometry = geometry_of(castle)
+    castle_geometry = _geometry_of(castle)
     unprotected = castle_geometry.open_other
     slots: dict[str, Any] = {}
     for i, card in enumerate(castle):
@@ -612,26 +668,26 @@ def player_view(state: State, owner: int, viewer: Viewer, seer: int) -> dict[str
             slots[SLOTS[i]] = None
             continue
         face = card["face"]
-        entry = card_entry({"face": face}, card["card"], everything_shown or face == UP, card["knowers"], seer)
+        entry = _card_entry({"face": face}, card["card"], everything_shown or face == UP, card["knowers"], seer)
         entry["protected"] = i not in unprotected
         slots[SLOTS[i]] = entry
     return {"seat": owner, "name": state["names"][owner], "cards": castle_geometry.cards,
             "face_up": castle_geometry.face_up, "castle": slots}
 
 
-def players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
+def _players_view(state: BiberClanState, viewer: Viewer) -> list[dict[str, Any]]:
     """BC-7.1 for every seat."""
     seer = core.recall_mask(viewer, state["recall"])
-    return [player_view(state, owner, viewer, seer) for owner in range(len(state["names"]))]
+    return [_player_view(state, owner, viewer, seer) for owner in range(len(state["names"]))]
 
 
-def held_view(state: State, viewer: Viewer) -> dict[str, Any] | None:
+def _held_view(state: BiberClanState, viewer: Viewer) -> dict[str, Any] | None:
     """BC-5.3, BC-7.2: the held card, its kind and holder."""
     held = state["held"]
     if held is None:
         return None
     holder = state["seat"]
-    out = card_entry({"seat": holder, "kind": held["kind"]}, held["card"],
+    out = _card_entry({"seat": holder, "kind": held["kind"]}, held["card"],
                      held["public"] or viewer.sees_private(holder), held["knowers"],
                      core.recall_mask(viewer, state["recall"]))
     if held["from"] is not None:
@@ -639,7 +695,7 @@ def held_view(state: State, viewer: Viewer) -> dict[str, Any] | None:
     return out
 
 
-def board_view(state: State, viewer: Viewer) -> dict[str, Any]:
+def _board_view(state: BiberClanState, viewer: Viewer) -> dict[str, Any]:
     """BC-7.2; ``draw_pile`` (top first) for admin only (BC-5.2)."""
     active = state["status"] == ACTIVE
     board: dict[str, Any] = {"draw_count": len(state["draw"])}
@@ -648,34 +704,34 @@ def board_view(state: State, viewer: Viewer) -> dict[str, Any]:
     board.update(
         discard=list(state["discard"]), box=list(state["box"]), start_seat=state["start_seat"],
         turn_seat=state["seat"] if active else None, turns=state["turns"], max_turns=state["max_turns"],
-        finisher=state["finisher"], final_turns=list(state["final_turns"]), held=held_view(state, viewer),
-        round_scores=[list(r) for r in state["round_scores"]], last_round=copy_round_body(state["last_round"]),
+        finisher=state["finisher"], final_turns=list(state["final_turns"]), held=_held_view(state, viewer),
+        round_scores=[list(r) for r in state["round_scores"]], last_round=_copy_round_body(state["last_round"]),
     )
     return board
 
 
-def redact_drew(event: Mapping[str, Any], viewer: Viewer) -> str | None:
+def _redact_drew(event: Mapping[str, Any], viewer: Viewer) -> str | None:
     """BC-5.6: a drawn special is public (D5), a drawn number the drawer's (D4)."""
-    return shown(viewer, event["card"], event["kind"] == KIND_SPECIAL, event["seat"])
+    return _shown(viewer, event["card"], event["kind"] == KIND_SPECIAL, event["seat"])
 
 
-def redact_placed(event: Mapping[str, Any], viewer: Viewer) -> str | None:
+def _redact_placed(event: Mapping[str, Any], viewer: Viewer) -> str | None:
     """BC-5.6: the placed card is public if face up, else the actor's."""
-    return shown(viewer, event["card"], event["face"] == UP, event["seat"])
+    return _shown(viewer, event["card"], event["face"] == UP, event["seat"])
 
 
-def redact_removed(event: Mapping[str, Any], viewer: Viewer) -> str | None:
+def _redact_removed(event: Mapping[str, Any], viewer: Viewer) -> str | None:
     """BC-5.6: the removed card is public if it lay face up or the actor took
     it from its own castle (to the discard), else the actor's."""
     actor = event["seat"]
-    return shown(viewer, event["removed"], event["removed_face"] == UP or event["target"] == actor, actor)
+    return _shown(viewer, event["removed"], event["removed_face"] == UP or event["target"] == actor, actor)
 
 
-def redact_stashed(event: Mapping[str, Any], viewer: Viewer) -> str | None:
+def _redact_stashed(event: Mapping[str, Any], viewer: Viewer) -> str | None:
     """BC-5.6: the stashed card is public if it goes face up or was public when
     stolen (``removed_face`` up), else the actor's."""
     public = event["face"] == UP or event["removed_face"] == UP
-    return shown(viewer, event["card"], public, event["seat"])
+    return _shown(viewer, event["card"], public, event["seat"])
 
 
 # --- the declaration: moves BC-4/BC-5, view and events BC-7 ------------------------------
@@ -716,18 +772,18 @@ DECLARATION = d.Declaration(
     events=(
         d.EventType(EVENT_ROUND_STARTED, {"round": pub(d.INT), "start_seat": pub(d.SEAT)}),
         d.EventType(EVENT_DREW, {"kind": pub(d.enum(KIND_NUMBER, KIND_SPECIAL)),
-                                 "card": d.redacted(d.nullable(CARD, d.HIDDEN), redact_drew)},
+                                 "card": d.redacted(d.nullable(CARD, d.HIDDEN), _redact_drew)},
                     doc="a drawn number only to its seat; a special to everyone"),
         d.EventType(EVENT_SPECIAL_VOID, {"card": pub(SPECIAL)}),
         d.EventType(EVENT_RESHUFFLED, {"count": pub(d.INT)}),
         d.EventType(EVENT_PLACED, {"target": pub(TARGET), "slot": pub(SLOT), "face": pub(FACE),
-                                   "card": d.redacted(HIDDEN_NUMBER, redact_placed)}),
+                                   "card": d.redacted(HIDDEN_NUMBER, _redact_placed)}),
         d.EventType(EVENT_REPLACED, {"target": pub(TARGET), "slot": pub(SLOT), "face": pub(FACE),
-                                     "card": d.redacted(HIDDEN_NUMBER, redact_placed),
-                                     "removed": d.redacted(HIDDEN_NUMBER, redact_removed),
+                                     "card": d.redacted(HIDDEN_NUMBER, _redact_placed),
+                                     "removed": d.redacted(HIDDEN_NUMBER, _redact_removed),
                                      "removed_face": pub(FACE)}),
         d.EventType(EVENT_STASHED, {"slot": pub(SLOT), "face": pub(FACE),
-                                    "card": d.redacted(HIDDEN_NUMBER, redact_stashed), "removed_face": pub(FACE)}),
+                                    "card": d.redacted(HIDDEN_NUMBER, _redact_stashed), "removed_face": pub(FACE)}),
         d.EventType(EVENT_CLEARED, {"target": pub(TARGET), "slot": pub(SLOT), "face": pub(FACE),
                                     "card": pub(HIDDEN_NUMBER)}),
         d.EventType(EVENT_FLIPPED, {"target": pub(TARGET), "slot": pub(SLOT), "face": pub(FACE),
@@ -794,17 +850,17 @@ class _Pools:
     draw: int = 0
 
 
-def _pools_of_deal(state: State) -> _Pools:
+def _pools_of_deal(state: BiberClanState) -> _Pools:
     """Before any reshuffle every card that went public is still on the
     discard, in the box or the held special (BC-5.1)."""
     held = state["held"]
     special = held is not None and held["kind"] == KIND_SPECIAL
-    gone = Counter([*state["discard"], *state["box"], *([held["card"]] if special else [])])
+    gone = Counter([*state["discard"], *state["box"], *([held["card"]] if held is not None and special else [])])
     return _Pools([canonical(state["with_biberbande"])], [gone], [[0] * CASTLE_SIZE for _ in state["castles"]],
                   held=DRAWN_PUBLIC if special else 0)
 
 
-def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pools:
+def _pools_of_history(state: BiberClanState, seat: int, events: Sequence[Event]) -> _Pools:
     """The round's events as ``seat`` sees them (BC-5.6), replayed for the
     pools: which cards went public from where, each reshuffled pile."""
     viewer = core.seat_viewer(seat)
@@ -841,7 +897,7 @@ def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pool
     return pools
 
 
-def deal_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+def _deal_world(state: BiberClanState, seat: int, seed: int, events: Sequence[Event]) -> BiberClanState:
     """A world for ``seat``: every card it sees or knows (BC-5.1–5.5: face
     up, known face-down cards whatever ``recall``, its held card, the
     discard and the box) where it is; each other face-down castle card,
@@ -873,44 +929,44 @@ def deal_world(state: State, seat: int, seed: int, events: Sequence[Event]) -> S
              ("held", 0, 0))
     places[pools.draw] += [("draw", i, 0) for i in range(len(state["draw"]))]
     rng = worlds.world_rng(GAME_ID, seed)
-    world = core.copy_layout(state, STATE_COPIERS)
+    world = cast(BiberClanState, core.copy_layout(state, STATE_COPIERS))
     for cards, gone, mine, spots in zip(pools.cards, pools.gone, seen, places):
         pool = worlds.unaccounted(cards, [*gone.elements(), *mine])
         dealt = worlds.deal_confined(rng, pool, [where == "draw" for where, _, _ in spots], _is_special)
         for (where, a, b), card in zip(spots, dealt):
             if where == "castle":
-                world["castles"][a][b]["card"] = card
+                _card_at(world["castles"][a], b)["card"] = card
             elif where == "held":
-                world["held"]["card"] = card
+                _held_of(world)["card"] = card
             else:
                 world["draw"][a] = card
-    world.update(seed=worlds.fresh_seed(rng), decks=[])
+    world.update({"seed": worlds.fresh_seed(rng), "decks": []})
     return world
 
 
 def _is_special(card: str) -> bool:
-    return not is_number(card)
+    return not _is_number(card)
 
 
 # ==========================================================================
 # The working copy of a move: the state copied by its layout (module docstring)
 # ==========================================================================
-def copy_castles(castles: list[Castle]) -> list[Castle]:
+def _copy_castles(castles: list[_Castle]) -> list[_Castle]:
     """``castles``: a new list per castle and a new dict per card (slot by
     slot, BC-1.4: one comprehension for all castles is the fastest copy)."""
     return [[b0 and b0.copy(), b1 and b1.copy(), b2 and b2.copy(), t0 and t0.copy(), t1 and t1.copy()]
             for b0, b1, b2, t0, t1 in castles]
 
 
-def copy_held(held: Held | None) -> Held | None:
+def _copy_held(held: _Held | None) -> _Held | None:
     """``held``: a new dict, and a new ``from`` dict."""
     if held is None:
         return None
     return {**held, "from": None if held["from"] is None else dict(held["from"])}
 
 
-def copy_round_body(body: dict[str, Any] | None) -> dict[str, Any] | None:
-    """``last_round`` (:func:`score_round`): a new dict in the same key
+def _copy_round_body(body: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``last_round`` (:func:`_score_round`): a new dict in the same key
     order, a new list per list field and per castle of ``castles``."""
     if body is None:
         return None
@@ -922,8 +978,8 @@ def copy_round_body(body: dict[str, Any] | None) -> dict[str, Any] | None:
 #: the state's lists and dicts by key (lists of strings or ints copy with
 #: ``list``); ``result`` and any other key are cloned
 STATE_COPIERS: core.Copiers = {
-    "names": list, "decks": list, "scores": list, "round_scores": core.copy_rows, "last_round": copy_round_body,
-    "final_turns": list, "castles": copy_castles, "discard": list, "box": list, "held": copy_held,
+    "names": list, "decks": list, "scores": list, "round_scores": core.copy_rows, "last_round": _copy_round_body,
+    "final_turns": list, "castles": _copy_castles, "discard": list, "box": list, "held": _copy_held,
     "draw": list,
 }
 
@@ -931,7 +987,7 @@ STATE_COPIERS: core.Copiers = {
 # ==========================================================================
 # The engine
 # ==========================================================================
-class BiberClan(Game):
+class BiberClan(Game[BiberClanState]):
     """BiberClan: build a five-card beaver castle, steal and protect cards."""
 
     id = GAME_ID
@@ -960,29 +1016,28 @@ class BiberClan(Game):
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return canonical(bool(options.get("with_biberbande")))
 
-    def setup(self, turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
-        setup(turn, names, seed, options)
+    def setup(self, draft: Draft[BiberClanState], names: list[str], seed: int, options: dict[str, Any]) -> None:
+        _setup(draft, names, seed, options)
 
-    def to_act(self, state: State) -> list[int]:
+    def to_act(self, state: BiberClanState) -> list[int]:
         """BC-10.3: exactly the seat whose turn it is, while active."""
         return [state["seat"]] if state["status"] == ACTIVE else []
 
-    def seat_moves(self, state: State, seat: int) -> list[Move]:
-        return seat_moves(state, seat)
+    def seat_moves(self, state: BiberClanState, seat: int) -> list[Move]:
+        return _seat_moves(state, seat)
 
-    def seat_moves_like(self, state: State, seat: int, move: Move) -> list[Move]:
-        return seat_moves_like(state, seat, move)
+    def seat_moves_like(self, state: BiberClanState, seat: int, move: Move) -> list[Move]:
+        return _seat_moves_like(state, seat, move)
 
-    def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
-        return players_view(state, viewer)
+    def players_view(self, state: BiberClanState, viewer: Viewer) -> list[dict[str, Any]]:
+        return _players_view(state, viewer)
 
-    def board_view(self, state: State, viewer: Viewer) -> dict[str, Any]:
-        return board_view(state, viewer)
+    def board_view(self, state: BiberClanState, viewer: Viewer) -> dict[str, Any]:
+        return _board_view(state, viewer)
 
-    def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
+    def why_illegal(self, state: BiberClanState, seat: int, move: Move, legal: list[Move]) -> str:
         """A reason from public information only (BC-5.8)."""
-        reason = explain_slot(state, seat, move) if move.get("type") in {m["type"] for m in legal} else None
-        return reason or super().why_illegal(state, seat, move, legal)
+        return _why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
 
-    def deal_world(self, state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
-        return deal_world(state, seat, seed, events)
+    def deal_world(self, state: BiberClanState, seat: int, seed: int, events: Sequence[Event]) -> BiberClanState:
+        return _deal_world(state, seat, seed, events)

@@ -14,7 +14,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, NotRequired, TypedDict, TypeVar, cast
 
 import orjson
 
@@ -33,7 +33,24 @@ from engine.declaration import (
 
 Move = dict[str, Any]
 Event = dict[str, Any]
+#: A snapshot as the service holds it, whatever its game
 State = dict[str, Any]
+
+
+class CoreState(TypedDict):
+    """The keys of every game's state that the core reads and writes; a game
+    types its state as a ``TypedDict`` extending this one."""
+
+    status: str
+    phase: str
+    result: dict[str, Any] | None
+    #: the seats that resigned, in order (absent before the first)
+    resigned: NotRequired[list[int]]
+
+
+#: The state type of one game (:class:`Game` and :class:`Draft` are generic in it)
+StateT = TypeVar("StateT", bound=CoreState)
+JsonT = TypeVar("JsonT")
 
 ACTIVE = "active"
 FINISHED = "finished"
@@ -225,7 +242,7 @@ def check_deck(name: str, deck: Any, canonical: Sequence[str], noun: str = "card
     return list(deck)
 
 
-def validate_options(game: Game, players: int, options: Any) -> dict[str, Any]:
+def validate_options(game: Game[Any], players: int, options: Any) -> dict[str, Any]:
     """Check ``options`` against the game's declared options; fill defaults.
 
     Raises :class:`InvalidOptions` with a sentence naming the bad option.
@@ -278,7 +295,7 @@ def validate_options(game: Game, players: int, options: Any) -> dict[str, Any]:
     return resolved
 
 
-def _check_decks(game: Game, decks: Any, options: dict[str, Any]) -> list[list[str]]:
+def _check_decks(game: Game[Any], decks: Any, options: dict[str, Any]) -> list[list[str]]:
     rounds = options["rounds"]
     if not isinstance(decks, list) or not 1 <= len(decks) <= rounds:
         raise InvalidOptions(f"options.decks must be a list of 1…{rounds} decks (one per round)")
@@ -417,9 +434,9 @@ def listed_move(posted: Move, legal: Iterable[Move]) -> Move | None:
     return None
 
 
-def clone(state: State) -> State:
-    """A deep copy of a JSON-able state (fast: one orjson round trip)."""
-    copy: State = orjson.loads(orjson.dumps(state))
+def clone(value: JsonT) -> JsonT:
+    """A deep copy of a JSON-able value (fast: one orjson round trip)."""
+    copy: JsonT = orjson.loads(orjson.dumps(value))
     return copy
 
 
@@ -436,7 +453,7 @@ def copy_rows(rows: list[list[Any]]) -> list[list[Any]]:
     return [list(row) for row in rows]
 
 
-def copy_layout(state: State, copiers: Copiers) -> State:
+def copy_layout(state: Mapping[str, Any], copiers: Copiers) -> dict[str, Any]:
     """A deep copy of ``state``, key by key in order: a key in ``copiers``
     through its function, an atom as it is, anything else :func:`clone`d.
     Faster than :func:`clone` for a state with many small lists and dicts;
@@ -502,7 +519,7 @@ CORE_EVENTS: tuple[EventType, ...] = (
 )
 
 
-def resigned_seats(state: State) -> list[int]:
+def resigned_seats(state: Mapping[str, Any]) -> list[int]:
     """The seats that resigned, in the order they did (absent before the first)."""
     return list(state.get("resigned", ()))
 
@@ -519,10 +536,12 @@ def rank_resigned(result: dict[str, Any], order: Sequence[int]) -> dict[str, Any
 # A move (or the setup) being applied: the game's working copy of the state
 # and the events it emits, each checked against the declaration.
 # --------------------------------------------------------------------------
-class Turn:
-    """Working state of one apply: ``state`` (a private copy) and ``events``."""
+class Draft(Generic[StateT]):
+    """The draft of one move (or the setup): ``state``, a private working copy
+    the handlers change, and the ``events`` they emit.  Nothing of it is kept
+    unless the whole move succeeds."""
 
-    def __init__(self, game: Game, state: State):
+    def __init__(self, game: Game[StateT], state: StateT):
         self.game = game
         self.state = state
         self.events: list[Event] = []
@@ -542,14 +561,14 @@ class Turn:
         return event
 
 
-#: A move handler: applies one legal move of ``seat`` to ``turn``.
+#: A move handler: applies one legal move of ``seat`` to ``draft``.
 Handler = Callable[[Any, int, Move], None]
 
 
 # --------------------------------------------------------------------------
 # The game interface.
 # --------------------------------------------------------------------------
-class Game:
+class Game(Generic[StateT]):
     """Base class of every rules engine.
 
     A subclass declares ``id``, ``title``, ``min_players``, ``max_players``,
@@ -574,8 +593,8 @@ class Game:
     summary: ClassVar[str] = ""
     #: prefix of the rule ids in ``docs/games/<id>.md`` (``BB`` for ``BB-4.2``)
     rule_prefix: ClassVar[str]
-    #: the class of the working state handed to handlers (a game may extend it)
-    turn_class: ClassVar[type[Turn]] = Turn
+    #: the class of the draft handed to handlers (a game may extend it)
+    draft_class: ClassVar[type[Draft[Any]]] = Draft
     #: the game's safe fallback moves, by type, most preferred first (see
     #: :meth:`fallback`); empty when its rules name none
     fallback_types: ClassVar[tuple[str, ...]] = ()
@@ -601,20 +620,20 @@ class Game:
     def check_options(self, players: int, options: dict[str, Any]) -> None:
         """Extra cross-option checks; raise :class:`InvalidOptions`."""
 
-    def setup(self, turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
-        """Fill ``turn.state`` (empty) with a new match and emit its setup
+    def setup(self, draft: Draft[StateT], names: list[str], seed: int, options: dict[str, Any]) -> None:
+        """Fill ``draft.state`` (empty) with a new match and emit its setup
         events (options already validated)."""
         raise NotImplementedError
 
-    def to_act(self, state: State) -> list[int]:
+    def to_act(self, state: StateT) -> list[int]:
         raise NotImplementedError
 
-    def seat_moves(self, state: State, seat: int) -> list[Move]:
+    def seat_moves(self, state: StateT, seat: int) -> list[Move]:
         """Every legal move of ``seat``, which is in ``to_act`` of an active
         match; fully specified, in a stable order."""
         raise NotImplementedError
 
-    def seat_moves_like(self, state: State, seat: int, move: Move) -> list[Move]:
+    def seat_moves_like(self, state: StateT, seat: int, move: Move) -> list[Move]:
         """What :meth:`play` searches for the posted ``move``: the legal moves
         of ``seat`` (to act, match active) with every one that may equal
         ``move`` (:func:`listed_move`) among them in listed order, others
@@ -622,40 +641,45 @@ class Game:
         the moves of the posted type and target).  Default: :meth:`seat_moves`."""
         return self.seat_moves(state, seat)
 
-    def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
+    def players_view(self, state: StateT, viewer: Viewer) -> list[dict[str, Any]]:
         """The view's ``players``: one entry per seat as ``viewer`` may see it."""
         raise NotImplementedError
 
-    def board_view(self, state: State, viewer: Viewer) -> dict[str, Any]:
+    def board_view(self, state: StateT, viewer: Viewer) -> dict[str, Any]:
         """The view's ``board`` as ``viewer`` may see it."""
         raise NotImplementedError
 
-    def round_of(self, state: State) -> int:
-        return int(state["round"])
+    def round_of(self, state: StateT) -> int:
+        keys: Mapping[str, Any] = state  # a game without ``round`` overrides this
+        return int(keys["round"])
 
-    def rounds_of(self, state: State) -> int:
-        return int(state["rounds"])
+    def rounds_of(self, state: StateT) -> int:
+        keys: Mapping[str, Any] = state
+        return int(keys["rounds"])
 
-    def scores_of(self, state: State) -> list[int]:
-        return list(state["scores"])
+    def scores_of(self, state: StateT) -> list[int]:
+        keys: Mapping[str, Any] = state
+        return list(keys["scores"])
 
-    def status(self, state: State) -> str:
+    def status(self, state: StateT) -> str:
         return str(state["status"])
 
-    def result(self, state: State) -> dict[str, Any] | None:
-        return state.get("result")
+    def result(self, state: StateT) -> dict[str, Any] | None:
+        keys: Mapping[str, Any] = state
+        result: dict[str, Any] | None = keys.get("result")
+        return result
 
-    def copy_state(self, state: State) -> State:
+    def copy_state(self, state: StateT) -> StateT:
         """The private working copy a move starts from: shares no list or
         dict with ``state`` (:func:`copy_layout` by :attr:`state_copiers`)."""
-        return copy_layout(state, self.state_copiers)
+        return cast(StateT, copy_layout(state, self.state_copiers))
 
     def normalize_move(self, move: Move) -> Move:
         """Map another spelling of a move to the listed one (e.g. 13 Beavers'
         ``"vision": false`` is the plain guess).  Default: unchanged."""
         return move
 
-    def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
+    def why_illegal(self, state: StateT, seat: int, move: Move, legal: list[Move]) -> str:
         """A sentence for a bot author on why ``move`` is refused."""
         types = sorted({m["type"] for m in legal})
         if move.get("type") not in types:
@@ -664,7 +688,7 @@ class Game:
         return (f"no legal {move['type']!r} move has these parameters; "
                 "GET legal-moves lists every legal move")
 
-    def deal_world(self, state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
+    def deal_world(self, state: StateT, seat: int, seed: int, events: Sequence[Event]) -> StateT:
         """The determinization behind :meth:`sample_world` (an active match)."""
         raise NotImplementedError(f"{self.id} does not sample worlds")
 
@@ -683,7 +707,7 @@ class Game:
         return {name: value if name in public or value is None else HIDDEN_OPTION
                 for name, value in options.items()}
 
-    def create(self, names: list[str], seed: int, options: Any) -> tuple[State, list[Event], dict[str, Any]]:
+    def create(self, names: list[str], seed: int, options: Any) -> tuple[StateT, list[Event], dict[str, Any]]:
         """Validate and set up a match; returns state, setup events and the
         resolved options."""
         if not self.min_players <= len(names) <= self.max_players:
@@ -695,13 +719,13 @@ class Game:
         state, events = self.new_state(list(names), seed, resolved)
         return state, events, resolved
 
-    def new_state(self, names: list[str], seed: int, options: dict[str, Any]) -> tuple[State, list[Event]]:
+    def new_state(self, names: list[str], seed: int, options: dict[str, Any]) -> tuple[StateT, list[Event]]:
         """Set up a match from validated options: its state and setup events."""
-        turn = self.turn_class(self, {})
-        self.setup(turn, names, seed, options)
-        return turn.state, self.checked(turn.events)
+        draft = self.draft_class(self, {})
+        self.setup(draft, names, seed, options)
+        return draft.state, self.checked(draft.events)
 
-    def sample_world(self, state: State, seat: int, seed: int, events: Sequence[Event] = ()) -> State:
+    def sample_world(self, state: StateT, seat: int, seed: int, events: Sequence[Event] = ()) -> StateT:
         """A world: a determinization of ``state`` for ``seat`` (contract
         "Worlds and simulation"), a complete state in which ``seat``'s view,
         with every card it has seen where it really is, is the real one, and
@@ -716,42 +740,44 @@ class Game:
             raise MatchFinished("the match is finished; it has no world to sample")
         return self.deal_world(state, seat, seed, events)
 
-    def legal_moves(self, state: State, seat: int) -> list[Move]:
+    def legal_moves(self, state: StateT, seat: int) -> list[Move]:
         """Every legal move of ``seat`` now; empty unless it is to act."""
         if state["status"] != ACTIVE or seat not in self.to_act(state):
             return []
         return self.seat_moves(state, seat)
 
-    def apply(self, state: State, seat: int, move: Move, by: str | None = None,
-              reason: str | None = None) -> tuple[State, list[Event]]:
+    def apply(self, state: StateT, seat: int, move: Move, by: str | None = None,
+              reason: str | None = None) -> tuple[StateT, list[Event]]:
         """Apply a move known to be legal to a copy of ``state`` through its
         handler; return the new state and its events.  A fallback played by
         the clock (``by="clock"``) starts with ``timed_out {seat}`` (with the
         ``reason`` of a webhook seat's fallback, :data:`TIMED_OUT_REASONS`); a
         match ending with resigned seats ranks them last (:func:`rank_resigned`)."""
-        turn = self.turn_class(self, self.copy_state(state))
+        draft = self.draft_class(self, self.copy_state(state))
         if by == BY_CLOCK:
-            turn.emit(EVENT_TIMED_OUT, seat, **({} if reason is None else {"reason": reason}))
-        self.handlers[move["type"]](turn, seat, move)
-        order = resigned_seats(turn.state)
-        if order and self.status(turn.state) == FINISHED:
-            self._rank_resigned(turn, order)
-        return turn.state, self.checked(turn.events)
+            draft.emit(EVENT_TIMED_OUT, seat, **({} if reason is None else {"reason": reason}))
+        self.handlers[move["type"]](draft, seat, move)
+        order = resigned_seats(draft.state)
+        if order and self.status(draft.state) == FINISHED:
+            self._rank_resigned(draft, order)
+        return draft.state, self.checked(draft.events)
 
-    def _rank_resigned(self, turn: Turn, order: list[int]) -> None:
+    def _rank_resigned(self, draft: Draft[StateT], order: list[int]) -> None:
         """Resigned seats below all others, in the state's result and in the
         ``match_ended`` event (its ``result`` or ``winners``)."""
-        result = rank_resigned(turn.state["result"], order)
-        turn.state["result"] = result
-        for event in turn.events:
+        finished = draft.state["result"]
+        assert finished is not None  # the match is finished
+        result = rank_resigned(finished, order)
+        draft.state["result"] = result
+        for event in draft.events:
             if event["type"] == EVENT_MATCH_ENDED:
                 if "result" in event:
                     event["result"] = clone(result)
                 if "winners" in event:
                     event["winners"] = list(result["winners"])
 
-    def play(self, state: State, seat: int, move: Move, by: str | None = None,
-             reason: str | None = None) -> tuple[State, list[Event]]:
+    def play(self, state: StateT, seat: int, move: Move, by: str | None = None,
+             reason: str | None = None) -> tuple[StateT, list[Event]]:
         """Check and apply ``move`` for ``seat``: the one path of every move.
         ``by`` says who decided it when not the seat (:data:`BY`), ``reason``
         why a clock's fallback was played (:meth:`apply`); ``resign`` is open
@@ -831,7 +857,7 @@ class Game:
         move = self.action_space.move_of(action)
         return None if move is None else listed_move(move, self.seat_moves_like(state, seat, move))
 
-    def resign(self, state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
+    def resign(self, state: StateT, seat: int, move: Move) -> tuple[StateT, list[Event]]:
         """``{"type": "resign"}``: any seat of an active match, whether or not
         it is to act (never listed in legal moves).  Emits ``resigned {seat}``;
         when one seat is left that has not resigned, the match ends at once
@@ -841,24 +867,24 @@ class Game:
             raise IllegalMove(f"seat {seat} has resigned already")
         if set(move) - {"type", "label"}:
             raise IllegalMove("resign takes no parameters: post {\"type\": \"resign\"}")
-        turn = self.turn_class(self, self.copy_state(state))
+        draft = self.draft_class(self, self.copy_state(state))
         order.append(seat)
-        turn.state["resigned"] = order
-        turn.emit(EVENT_RESIGNED, seat)
+        draft.state["resigned"] = order
+        draft.emit(EVENT_RESIGNED, seat)
         left = [s for s in range(len(self.scores_of(state))) if s not in order]
         if len(left) == 1:
-            self._end_by_resignation(turn, left[0], order)
-        return turn.state, self.checked(turn.events)
+            self._end_by_resignation(draft, left[0], order)
+        return draft.state, self.checked(draft.events)
 
-    def _end_by_resignation(self, turn: Turn, winner: int, order: list[int]) -> None:
+    def _end_by_resignation(self, draft: Draft[StateT], winner: int, order: list[int]) -> None:
         """The last seat that has not resigned wins at once; the others rank
         below it, the later resigner above the earlier."""
-        result = {"scores": self.scores_of(turn.state), "ranking": [[winner], *([s] for s in reversed(order))],
+        result = {"scores": self.scores_of(draft.state), "ranking": [[winner], *([s] for s in reversed(order))],
                   "winners": [winner], "reason": "resigned"}
-        turn.state.update(status=FINISHED, phase=self.finished_phase, result=result)
-        turn.emit(EVENT_MATCH_ENDED, None, reason="resigned", result=clone(result))
+        draft.state["status"], draft.state["phase"], draft.state["result"] = FINISHED, self.finished_phase, result
+        draft.emit(EVENT_MATCH_ENDED, None, reason="resigned", result=clone(result))
 
-    def fallback(self, state: State, seat: int) -> Move:
+    def fallback(self, state: StateT, seat: int) -> Move:
         """The move the server plays for ``seat`` (to act) when its clock runs
         out or it has resigned: the first legal move of the most preferred
         type in :attr:`fallback_types`, else the first legal move."""
@@ -892,7 +918,7 @@ class Game:
                 self.declared(event)
         return events
 
-    def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
+    def view(self, state: StateT, viewer: Viewer) -> dict[str, Any]:
         """The state as ``viewer`` may see it (the envelope every game shares)."""
         result = self.result(state)
         return {"status": state["status"], "round": self.round_of(state), "rounds": self.rounds_of(state),
@@ -919,7 +945,7 @@ def event_types(declaration: Declaration) -> dict[str, EventType]:
     return {**out, **{kind: e for kind, e in core.items() if kind not in out}}
 
 
-def check_declaration(game: Game) -> None:
+def check_declaration(game: Game[Any]) -> None:
     """:class:`DeclarationError` unless ``game`` declares every piece: move
     types matching its handlers, each parameter's values known (its action
     space, :mod:`engine.actions`), event types, view fields, the presets of
@@ -952,9 +978,9 @@ def check_declaration(game: Game) -> None:
 class Registry:
     """Maps game ids to engines; the service's only way to reach a game."""
 
-    games: dict[str, Game] = field(default_factory=dict)
+    games: dict[str, Game[Any]] = field(default_factory=dict)
 
-    def register(self, game: Game) -> Game:
+    def register(self, game: Game[Any]) -> Game[Any]:
         """Add ``game`` (:class:`DeclarationError` if its declaration lacks a
         piece, :func:`check_declaration`, or its id is taken)."""
         check_declaration(game)
@@ -963,10 +989,10 @@ class Registry:
         self.games[game.id] = game
         return game
 
-    def get(self, game_id: str) -> Game | None:
+    def get(self, game_id: str) -> Game[Any] | None:
         return self.games.get(game_id)
 
-    def __iter__(self) -> Iterator[Game]:
+    def __iter__(self) -> Iterator[Game[Any]]:
         return iter(self.games.values())
 
     def ids(self) -> list[str]:

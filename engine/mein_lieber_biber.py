@@ -6,7 +6,7 @@ costs two sticks and ends the round.  Most sticks after the rounds wins.
 
 Rules: docs/games/mein-lieber-biber.md (rule ids MLB-n.m, decisions Dn).
 
-State layout (a plain JSON-able dict; cards are stored as their canonical
+MeinLieberBiberState layout (a plain JSON-able dict; cards are stored as their canonical
 index 0..47 so hands sort by plain integer order and the snapshot stays small):
 
 ``status`` / ``result``  core.ACTIVE or core.FINISHED, final result or null
@@ -28,13 +28,45 @@ from __future__ import annotations
 import random
 from bisect import insort
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from engine import core, worlds
 from engine import declaration as d
-from engine.core import ACTIVE, FINISHED, Game, Handler, Move, Option, State, Turn, Viewer
+from engine.core import ACTIVE, FINISHED, CoreState, Draft, Game, Handler, Move, Option, Viewer
 
 GAME_ID = "mein-lieber-biber"
+
+
+#: The last card played, as the view shows it (MLB-7.2); ``from`` is a
+#: Python keyword, hence the functional form
+LastPlay = TypedDict("LastPlay", {"seat": int, "card": str, "beaver": str, "from": int, "to": int})
+
+
+class LastRoundEnd(TypedDict):
+    round: int
+    reason: str
+    seat: int
+
+
+class MeinLieberBiberState(CoreState):
+    """The snapshot (module docstring), cards as indexes into :data:`CARDS`."""
+
+    names: list[str]
+    seed: int
+    rounds: int
+    tip: int
+    decks: list[list[int]] | None
+    sticks: list[int]
+    last_round_end: LastRoundEnd | None
+    round: int
+    turn: int
+    start_seat: int
+    hands: list[list[int]]
+    piles: list[list[int]]
+    discards: list[list[int]]
+    pos: list[int]
+    supply: int
+    last_play: LastPlay | None
 
 # --------------------------------------------------------------------------
 # Components (MLB-1).
@@ -96,43 +128,43 @@ REASON_TIPPED, REASON_SUPPLY_EXHAUSTED, REASON_HAND_EMPTY, REASON_RAFT_EMPTY = (
 # --------------------------------------------------------------------------
 # Pure rules (MLB-1.2, MLB-3, MLB-4.0..4.2, MLB-6.1).
 # --------------------------------------------------------------------------
-def card_colour(card: int) -> int:
+def _card_colour(card: int) -> int:
     """Colour index of a card index (MLB-1.2)."""
     return card >> 3
 
 
-def card_value(card: int) -> int:
+def _card_value(card: int) -> int:
     """Movement value 1..8 of a card index (MLB-1.2)."""
     return (card & 7) + 1
 
 
-def on_raft(position: int) -> bool:
+def _on_raft(position: int) -> bool:
     """The middle or a ring, not the dam (MLB-1.4)."""
     return position <= LAST_RING
 
 
-def target(position: int, value: int) -> int:
+def _target(position: int, value: int) -> int:
     """Where a beaver lands: occupied rings count; past 30 it reaches the dam (MLB-4.4a, D16)."""
     return min(position + value, DAM)
 
 
-def movable_beavers(pos: list[int], card: int) -> list[int]:
+def _movable_beavers(pos: list[int], card: int) -> list[int]:
     """Beavers (colour indexes, in colour order) that ``card`` can move (MLB-4.1, D15).
 
     The card's own beaver while it is on the raft; any beaver on the raft when
     the card's beaver has reached the dam (joker).  The landing ring must be
     free, or the move must end on the dam.
     """
-    colour, value = card_colour(card), card_value(card)
-    if on_raft(pos[colour]):
+    colour, value = _card_colour(card), _card_value(card)
+    if _on_raft(pos[colour]):
         candidates: tuple[int, ...] | range = (colour,)
     else:
         candidates = range(len(COLOURS))
     result = []
     for beaver in candidates:
         here = pos[beaver]
-        if on_raft(here):
-            to = target(here, value)
+        if _on_raft(here):
+            to = _target(here, value)
             if to == DAM or to not in pos:
                 result.append(beaver)
     return result
@@ -140,7 +172,7 @@ def movable_beavers(pos: list[int], card: int) -> list[int]:
 
 def can_play(pos: list[int], hand: list[int]) -> bool:
     """Some card in ``hand`` can move a beaver (MLB-4.0)."""
-    return any(movable_beavers(pos, card) for card in hand)
+    return any(_movable_beavers(pos, card) for card in hand)
 
 
 def load(pos: list[int]) -> list[int]:
@@ -159,12 +191,12 @@ def tips(pos: list[int], threshold: int) -> bool:
     return x * x + y * y > threshold * threshold
 
 
-def earns_reward(beaver: int, to: int) -> bool:
+def _earns_reward(beaver: int, to: int) -> bool:
     """A beaver landing on the dam or on a ring of its own colour earns a reward (MLB-4.4c, D13)."""
     return to == DAM or RING_COLOUR_INDEX[to] == beaver
 
 
-def next_start_seat(sticks: list[int], last_mover: int) -> int:
+def _next_start_seat(sticks: list[int], last_mover: int) -> int:
     """Start seat of a later round: fewest sticks, ties clockwise from the seat
     after the last mover of the previous round (MLB-3.5, D17)."""
     n = len(sticks)
@@ -172,32 +204,32 @@ def next_start_seat(sticks: list[int], last_mover: int) -> int:
     return next(s for s in core.seats_from(core.seat_after(last_mover, n), n) if sticks[s] == fewest)
 
 
-def deal(deck: list[int], n: int) -> tuple[list[list[int]], list[list[int]]]:
+def _deal(deck: list[int], n: int) -> tuple[list[list[int]], list[list[int]]]:
     """Hands (sorted) and the two piles, top first, from a round's order (MLB-3.2, MLB-3.3)."""
     hands = [sorted(deck[s:HAND_SIZE * n:n]) for s in range(n)]
     rest = deck[HAND_SIZE * n:]
     return hands, [rest[0::2], rest[1::2]]
 
 
-def round_order(s: State, round_no: int) -> list[int]:
+def _round_order(state: MeinLieberBiberState, round_no: int) -> list[int]:
     """Round ``round_no``'s order: stacked ``decks`` or the seeded shuffle (MLB-3.1, D18)."""
-    decks = s["decks"]
+    decks = state["decks"]
     options = {"decks": [[CARDS[c] for c in d] for d in decks]} if decks else {}
-    return [CARD_INDEX[c] for c in core.round_deck(GAME_ID, s["seed"], round_no, CARDS, options)]
+    return [CARD_INDEX[c] for c in core.round_deck(GAME_ID, state["seed"], round_no, CARDS, options)]
 
 
-def turn_phase(s: State) -> str:
+def _turn_phase(state: MeinLieberBiberState) -> str:
     """`play` if some card in the turn seat's hand can move a beaver, else `exchange` (MLB-4.0)."""
-    return PHASE_PLAY if can_play(s["pos"], s["hands"][s["turn"]]) else PHASE_EXCHANGE
+    return PHASE_PLAY if can_play(state["pos"], state["hands"][state["turn"]]) else PHASE_EXCHANGE
 
 
-def round_end_reason(s: State, mover: int) -> str | None:
+def _round_end_reason(state: MeinLieberBiberState, mover: int) -> str | None:
     """MLB-6.1 after a move (tipping is handled before): the first that applies."""
-    if s["supply"] == 0:
+    if state["supply"] == 0:
         return REASON_SUPPLY_EXHAUSTED
-    if not s["hands"][mover]:
+    if not state["hands"][mover]:
         return REASON_HAND_EMPTY
-    if not any(on_raft(p) for p in s["pos"]):
+    if not any(_on_raft(p) for p in state["pos"]):
         return REASON_RAFT_EMPTY
     return None
 
@@ -205,11 +237,11 @@ def round_end_reason(s: State, mover: int) -> str | None:
 # --------------------------------------------------------------------------
 # Legal moves (MLB-4.9) and refusal reasons (MLB-4.10).
 # --------------------------------------------------------------------------
-def seat_moves(s: State, seat: int) -> list[Move]:
+def _seat_moves(state: MeinLieberBiberState, seat: int) -> list[Move]:
     """Every legal move of the seat to act, in the order of MLB-4.9."""
-    phase, piles = s["phase"], s["piles"]
+    phase, piles = state["phase"], state["piles"]
     open_piles = [p for p in (0, 1) if piles[p]]
-    hand = s["hands"][seat]
+    hand = state["hands"][seat]
     if phase == PHASE_REWARD:
         return ([{"type": MOVE_REWARD, "take": TAKE_STICK}]
                 + [{"type": MOVE_REWARD, "take": TAKE_CARD, "pile": p} for p in open_piles])
@@ -219,9 +251,9 @@ def seat_moves(s: State, seat: int) -> list[Move]:
     if len(hand) < HAND_SIZE:
         moves += [{"type": MOVE_DRAW, "pile": p} for p in open_piles]
     if phase == PHASE_PLAY:
-        pos = s["pos"]
+        pos = state["pos"]
         moves += [{"type": MOVE_PLAY, "card": CARDS[c], "beaver": COLOURS[b]}
-                  for c in hand for b in movable_beavers(pos, c)]
+                  for c in hand for b in _movable_beavers(pos, c)]
     elif open_piles:
         moves += [{"type": MOVE_EXCHANGE, "card": CARDS[c], "pile": p} for c in hand for p in open_piles]
     else:
@@ -229,14 +261,14 @@ def seat_moves(s: State, seat: int) -> list[Move]:
     return moves
 
 
-def refusal(s: State, seat: int, move: Move) -> str | None:
+def _why_illegal(state: MeinLieberBiberState, seat: int, move: Move) -> str | None:
     """A specific sentence for common refusals, or None for the generic one
     (MLB-4.10: only public facts or the seat's own)."""
-    kind, phase, hand = move.get("type"), s["phase"], s["hands"][seat]
+    kind, phase, hand = move.get("type"), state["phase"], state["hands"][seat]
     named = move.get("card")
     card = CARD_INDEX.get(named) if isinstance(named, str) else None
     pile = move.get("pile")
-    if type(pile) is int and pile in (0, 1) and not s["piles"][pile]:
+    if type(pile) is int and pile in (0, 1) and not state["piles"][pile]:
         return f"pile {pile} is empty"
     if kind == MOVE_DRAW and phase in (PHASE_PLAY, PHASE_EXCHANGE) and len(hand) >= HAND_SIZE:
         return "a top-up is allowed only with fewer than 3 cards in hand (MLB-4.3)"
@@ -245,22 +277,22 @@ def refusal(s: State, seat: int, move: Move) -> str | None:
     if kind == MOVE_EXCHANGE and phase == PHASE_PLAY:
         return "an exchange is allowed only when no card can move a beaver (MLB-4.5, D9)"
     if kind == MOVE_PLAY and phase == PHASE_PLAY and card is not None:
-        return play_refusal(s, card, move.get("beaver"))
+        return _why_illegal_play(state, card, move.get("beaver"))
     return None
 
 
-def play_refusal(s: State, card: int, beaver: Any) -> str | None:
+def _why_illegal_play(state: MeinLieberBiberState, card: int, beaver: Any) -> str | None:
     """Why a card in hand cannot move ``beaver`` (MLB-4.1)."""
     b = COLOUR_INDEX.get(beaver) if isinstance(beaver, str) else None
     if b is None:
         return f"unknown beaver {beaver!r}; beavers: {', '.join(COLOURS)}"
-    pos, colour = s["pos"], card_colour(card)
-    if not on_raft(pos[b]):
+    pos, colour = state["pos"], _card_colour(card)
+    if not _on_raft(pos[b]):
         return f"the {COLOURS[b]} beaver has left the raft"
-    if b != colour and on_raft(pos[colour]):
+    if b != colour and _on_raft(pos[colour]):
         return (f"{CARDS[card]} moves only the {COLOURS[colour]} beaver while it is on the raft "
                 "(it becomes a joker once that beaver reaches the dam)")
-    to = target(pos[b], card_value(card))
+    to = _target(pos[b], _card_value(card))
     if to != DAM and to in pos:
         return f"ring {to} is occupied; a beaver must end on a free ring (MLB-4.1)"
     return None
@@ -269,183 +301,184 @@ def play_refusal(s: State, card: int, beaver: Any) -> str | None:
 # --------------------------------------------------------------------------
 # Setup (MLB-3).
 # --------------------------------------------------------------------------
-def setup(turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
+def _setup(draft: Draft[MeinLieberBiberState], names: list[str], seed: int, options: dict[str, Any]) -> None:
     """A new match: options into the state, then round 1 (MLB-2, MLB-3)."""
     n = len(names)
     decks = options.get("decks")
-    turn.state.update(
-        status=ACTIVE, result=None, names=list(names), seed=seed,
-        rounds=options["rounds"], tip=options["tip_threshold"],
-        decks=[[CARD_INDEX[c] for c in d] for d in decks] if decks else None,
-        sticks=[0] * n, last_round_end=None)
+    draft.state.update({
+        "status": ACTIVE, "result": None, "names": list(names), "seed": seed,
+        "rounds": options["rounds"], "tip": options["tip_threshold"],
+        "decks": [[CARD_INDEX[c] for c in d] for d in decks] if decks else None,
+        "sticks": [0] * n, "last_round_end": None})
     first = [CARD_INDEX[c] for c in core.round_deck(GAME_ID, seed, 1, CARDS, options)]
-    start_round(turn, 1, options["first_seat"], first)
+    _start_round(draft, 1, options["first_seat"], first)
 
 
-def start_round(turn: Turn, round_no: int, start: int, deck: list[int]) -> None:
+def _start_round(draft: Draft[MeinLieberBiberState], round_no: int, start: int, deck: list[int]) -> None:
     """Set up round ``round_no`` from its order ``deck`` (MLB-3.1..3.6)."""
-    s = turn.state
-    n = len(s["names"])
-    hands, piles = deal(deck, n)
-    s.update(round=round_no, turn=start, start_seat=start, hands=hands, piles=piles,
-             discards=[[] for _ in range(n)], pos=[MIDDLE] * len(COLOURS),
-             supply=STICKS - sum(s["sticks"]), last_play=None)
-    s["phase"] = turn_phase(s)
-    turn.emit(EVENT_ROUND_STARTED, None, round=round_no, start_seat=start)
+    state = draft.state
+    n = len(state["names"])
+    hands, piles = _deal(deck, n)
+    state.update({"round": round_no, "turn": start, "start_seat": start, "hands": hands, "piles": piles,
+                  "discards": [[] for _ in range(n)], "pos": [MIDDLE] * len(COLOURS),
+                  "supply": STICKS - sum(state["sticks"]), "last_play": None})
+    state["phase"] = _turn_phase(state)
+    draft.emit(EVENT_ROUND_STARTED, None, round=round_no, start_seat=start)
     for seat, hand in enumerate(hands):
-        turn.emit(EVENT_DEALT, seat, cards=[CARDS[c] for c in hand])
+        draft.emit(EVENT_DEALT, seat, cards=[CARDS[c] for c in hand])
 
 
 # --------------------------------------------------------------------------
-# Steps shared by the handlers: each changes ``turn.state`` (a private copy)
+# Steps shared by the handlers: each changes ``draft.state`` (a private copy)
 # and emits the events of MLB-8.1.
 # --------------------------------------------------------------------------
-def take_top(s: State, seat: int, pile: int) -> int:
+def _take_top(state: MeinLieberBiberState, seat: int, pile: int) -> int:
     """Top card of ``pile`` into the seat's sorted hand; returns it."""
-    card: int = s["piles"][pile].pop(0)
-    insort(s["hands"][seat], card)
+    card: int = state["piles"][pile].pop(0)
+    insort(state["hands"][seat], card)
     return card
 
 
-def lay_down(s: State, seat: int, card: int) -> None:
+def _lay_down(state: MeinLieberBiberState, seat: int, card: int) -> None:
     """A hand card goes face up onto the seat's discard pile (MLB-4.4a, 4.5, 4.6)."""
-    s["hands"][seat].remove(card)
-    s["discards"][seat].append(card)
+    state["hands"][seat].remove(card)
+    state["discards"][seat].append(card)
 
 
-def end_turn(s: State) -> None:
+def _end_turn(state: MeinLieberBiberState) -> None:
     """Clockwise to the next seat (MLB-4.0)."""
-    s["turn"] = core.seat_after(s["turn"], len(s["names"]))
-    s["phase"] = turn_phase(s)
+    state["turn"] = core.seat_after(state["turn"], len(state["names"]))
+    state["phase"] = _turn_phase(state)
 
 
-def tip(turn: Turn, seat: int) -> None:
+def _tip(draft: Draft[MeinLieberBiberState], seat: int) -> None:
     """MLB-4.4b: the mover returns up to two sticks; the round ends, no reward (D11)."""
-    s = turn.state
-    returned = min(2, s["sticks"][seat])
-    s["sticks"][seat] -= returned
-    s["supply"] += returned
-    turn.emit(EVENT_TIPPED, seat, load=load(s["pos"]), returned=returned)
-    end_round(turn, REASON_TIPPED, seat)
+    state = draft.state
+    returned = min(2, state["sticks"][seat])
+    state["sticks"][seat] -= returned
+    state["supply"] += returned
+    draft.emit(EVENT_TIPPED, seat, load=load(state["pos"]), returned=returned)
+    _end_round(draft, REASON_TIPPED, seat)
 
 
-def after_reward(turn: Turn, seat: int) -> None:
+def _after_reward(draft: Draft[MeinLieberBiberState], seat: int) -> None:
     """MLB-4.4 d/e: round-end checks, then the optional draw if a pile is left."""
-    s = turn.state
-    reason = round_end_reason(s, seat)
+    state = draft.state
+    reason = _round_end_reason(state, seat)
     if reason:
-        end_round(turn, reason, seat)
-    elif s["piles"][0] or s["piles"][1]:
-        s["phase"] = PHASE_DRAW
+        _end_round(draft, reason, seat)
+    elif state["piles"][0] or state["piles"][1]:
+        state["phase"] = PHASE_DRAW
     else:
-        end_turn(s)
+        _end_turn(state)
 
 
-def end_round(turn: Turn, reason: str, by: int) -> None:
+def _end_round(draft: Draft[MeinLieberBiberState], reason: str, by: int) -> None:
     """MLB-6.1..6.4: score, then the next round or the end of the match."""
-    s = turn.state
-    round_no = s["round"]
-    s["last_round_end"] = {"round": round_no, "reason": reason, "seat": by}
-    turn.emit(EVENT_ROUND_ENDED, None, round=round_no, reason=reason, by=by,
-              sticks=list(s["sticks"]), supply=s["supply"])
-    if round_no >= s["rounds"] or reason == REASON_SUPPLY_EXHAUSTED:
-        result = core.make_result(s["sticks"], lowest_wins=False)
-        s.update(status=FINISHED, phase=PHASE_FINISHED, result=result)
-        turn.emit(EVENT_MATCH_ENDED, None, result=result)
+    state = draft.state
+    round_no = state["round"]
+    state["last_round_end"] = {"round": round_no, "reason": reason, "seat": by}
+    draft.emit(EVENT_ROUND_ENDED, None, round=round_no, reason=reason, by=by,
+              sticks=list(state["sticks"]), supply=state["supply"])
+    if round_no >= state["rounds"] or reason == REASON_SUPPLY_EXHAUSTED:
+        result = core.make_result(state["sticks"], lowest_wins=False)
+        state.update({"status": FINISHED, "phase": PHASE_FINISHED, "result": result})
+        draft.emit(EVENT_MATCH_ENDED, None, result=result)
         return
     nxt = round_no + 1
-    start_round(turn, nxt, next_start_seat(s["sticks"], by), round_order(s, nxt))
+    _start_round(draft, nxt, _next_start_seat(state["sticks"], by), _round_order(state, nxt))
 
 
 # --------------------------------------------------------------------------
 # Move handlers (MLB-4.3..4.8): each applies one legal move and every
 # automatic step after it.
 # --------------------------------------------------------------------------
-def do_draw(turn: Turn, seat: int, move: Move) -> None:
+def _do_draw(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
     """Top-up in `play`/`exchange` (MLB-4.3, D8) or the optional draw after a move (MLB-4.8)."""
-    s = turn.state
-    top_up = s["phase"] != PHASE_DRAW
+    state = draft.state
+    top_up = state["phase"] != PHASE_DRAW
     pile = move["pile"]
-    card = take_top(s, seat, pile)
-    turn.emit(EVENT_DREW, seat, pile=pile, card=CARDS[card],
+    card = _take_top(state, seat, pile)
+    draft.emit(EVENT_DREW, seat, pile=pile, card=CARDS[card],
               reason=REASON_TOP_UP if top_up else REASON_AFTER_MOVE)
     if top_up:
-        s["phase"] = turn_phase(s)
+        state["phase"] = _turn_phase(state)
     else:
-        end_turn(s)
+        _end_turn(state)
 
 
-def do_play(turn: Turn, seat: int, move: Move) -> None:
+def _do_play(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
     """MLB-4.4: lay the card, move the beaver, then tip check, reward, round end, draw."""
-    s = turn.state
+    state = draft.state
     card, beaver = CARD_INDEX[move["card"]], COLOUR_INDEX[move["beaver"]]
-    lay_down(s, seat, card)
-    pos = s["pos"]
+    _lay_down(state, seat, card)
+    pos = state["pos"]
     start = pos[beaver]
-    pos[beaver] = to = target(start, card_value(card))
-    moved = {"card": CARDS[card], "beaver": COLOURS[beaver], "from": start, "to": to}
-    s["last_play"] = {"seat": seat, **moved}
-    turn.emit(EVENT_PLAYED, seat, **moved, joker=card_colour(card) != beaver)
-    if tips(pos, s["tip"]):
-        tip(turn, seat)
-    elif earns_reward(beaver, to):
-        s["phase"] = PHASE_REWARD
+    pos[beaver] = to = _target(start, _card_value(card))
+    played: LastPlay = {"seat": seat, "card": CARDS[card], "beaver": COLOURS[beaver], "from": start, "to": to}
+    state["last_play"] = played
+    draft.emit(EVENT_PLAYED, seat, card=played["card"], beaver=played["beaver"], **{"from": start}, to=to,
+               joker=_card_colour(card) != beaver)
+    if tips(pos, state["tip"]):
+        _tip(draft, seat)
+    elif _earns_reward(beaver, to):
+        state["phase"] = PHASE_REWARD
     else:
-        after_reward(turn, seat)
+        _after_reward(draft, seat)
 
 
-def do_reward(turn: Turn, seat: int, move: Move) -> None:
+def _do_reward(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
     """MLB-4.7: a stick from the supply or the top card of a pile."""
-    s = turn.state
+    state = draft.state
     if move["take"] == TAKE_STICK:
-        s["supply"] -= 1
-        s["sticks"][seat] += 1
+        state["supply"] -= 1
+        state["sticks"][seat] += 1
         pile, card = None, None
     else:
         pile = move["pile"]
-        card = CARDS[take_top(s, seat, pile)]
-    turn.emit(EVENT_REWARDED, seat, take=move["take"], pile=pile, card=card)
-    after_reward(turn, seat)
+        card = CARDS[_take_top(state, seat, pile)]
+    draft.emit(EVENT_REWARDED, seat, take=move["take"], pile=pile, card=card)
+    _after_reward(draft, seat)
 
 
-def do_exchange(turn: Turn, seat: int, move: Move) -> None:
+def _do_exchange(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
     """MLB-4.5, D9: forced exchange; the phase is re-evaluated (MLB-4.0)."""
-    s = turn.state
+    state = draft.state
     card, pile = CARD_INDEX[move["card"]], move["pile"]
-    lay_down(s, seat, card)
-    drawn = take_top(s, seat, pile)
-    turn.emit(EVENT_EXCHANGED, seat, card=CARDS[card], pile=pile, drawn=CARDS[drawn])
-    s["phase"] = turn_phase(s)
+    _lay_down(state, seat, card)
+    drawn = _take_top(state, seat, pile)
+    draft.emit(EVENT_EXCHANGED, seat, card=CARDS[card], pile=pile, drawn=CARDS[drawn])
+    state["phase"] = _turn_phase(state)
 
 
-def do_discard(turn: Turn, seat: int, move: Move) -> None:
+def _do_discard(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
     """MLB-4.6, D10: stuck with both piles empty; an empty hand ends the round."""
-    s = turn.state
+    state = draft.state
     card = CARD_INDEX[move["card"]]
-    lay_down(s, seat, card)
-    turn.emit(EVENT_DISCARDED, seat, card=CARDS[card])
-    if s["hands"][seat]:
-        end_turn(s)
+    _lay_down(state, seat, card)
+    draft.emit(EVENT_DISCARDED, seat, card=CARDS[card])
+    if state["hands"][seat]:
+        _end_turn(state)
     else:
-        end_round(turn, REASON_HAND_EMPTY, seat)
+        _end_round(draft, REASON_HAND_EMPTY, seat)
 
 
-def do_pass(turn: Turn, seat: int, move: Move) -> None:
+def _do_pass(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
     """MLB-4.8: no draw after the move; the turn passes on."""
-    turn.emit(EVENT_PASSED, seat)
-    end_turn(turn.state)
+    draft.emit(EVENT_PASSED, seat)
+    _end_turn(draft.state)
 
 
 HANDLERS: dict[str, Handler] = {
-    MOVE_DRAW: do_draw, MOVE_PLAY: do_play, MOVE_REWARD: do_reward,
-    MOVE_EXCHANGE: do_exchange, MOVE_DISCARD: do_discard, MOVE_PASS: do_pass,
+    MOVE_DRAW: _do_draw, MOVE_PLAY: _do_play, MOVE_REWARD: _do_reward,
+    MOVE_EXCHANGE: _do_exchange, MOVE_DISCARD: _do_discard, MOVE_PASS: _do_pass,
 }
 
 
 # --------------------------------------------------------------------------
 # Views (MLB-5.1..5.3, MLB-7) and event visibility (MLB-5.4).
 # --------------------------------------------------------------------------
-def visible_cards(cards: list[int], owner: int | None, viewer: Viewer) -> list[str | None]:
+def _visible_cards(cards: list[int], owner: int | None, viewer: Viewer) -> list[str | None]:
     """Card ids for the owner (a seat, or None for the piles) and admin; nulls
     for everyone else (MLB-5.1, MLB-5.2)."""
     if viewer.sees_private(owner):
@@ -453,29 +486,29 @@ def visible_cards(cards: list[int], owner: int | None, viewer: Viewer) -> list[s
     return [None] * len(cards)
 
 
-def players_view(s: State, viewer: Viewer) -> list[dict[str, Any]]:
+def _players_view(state: MeinLieberBiberState, viewer: Viewer) -> list[dict[str, Any]]:
     """MLB-7.1: hands hidden but for their seat (MLB-5.1); discards and sticks public (MLB-5.3)."""
     return [
-        {"seat": seat, "name": name, "hand": visible_cards(hand, seat, viewer),
-         "hand_count": len(hand), "discards": [CARDS[c] for c in s["discards"][seat]],
-         "sticks": s["sticks"][seat]}
-        for seat, (name, hand) in enumerate(zip(s["names"], s["hands"]))
+        {"seat": seat, "name": name, "hand": _visible_cards(hand, seat, viewer),
+         "hand_count": len(hand), "discards": [CARDS[c] for c in state["discards"][seat]],
+         "sticks": state["sticks"][seat]}
+        for seat, (name, hand) in enumerate(zip(state["names"], state["hands"]))
     ]
 
 
-def board_view(s: State, viewer: Viewer) -> dict[str, Any]:
+def _board_view(state: MeinLieberBiberState, viewer: Viewer) -> dict[str, Any]:
     """MLB-7.2: the raft and beavers (public, MLB-5.3); pile cards for admin only (MLB-5.2)."""
-    pos = s["pos"]
+    pos = state["pos"]
     return {
         "rings": list(RING_COLOURS),
         "beavers": dict(zip(COLOURS, pos)),
-        "piles": [visible_cards(pile, None, viewer) for pile in s["piles"]],
-        "supply": s["supply"],
+        "piles": [_visible_cards(pile, None, viewer) for pile in state["piles"]],
+        "supply": state["supply"],
         "load": load(pos),
-        "tip_threshold": s["tip"],
-        "start_seat": s["start_seat"],
-        "last_play": s["last_play"],
-        "last_round_end": s["last_round_end"],
+        "tip_threshold": state["tip"],
+        "start_seat": state["start_seat"],
+        "last_play": state["last_play"],
+        "last_round_end": state["last_round_end"],
     }
 
 
@@ -546,7 +579,8 @@ DECLARATION = d.Declaration(
 # --------------------------------------------------------------------------
 # Determinization (contract "Worlds and simulation"; docs/games/mein-lieber-biber.md).
 # --------------------------------------------------------------------------
-def deal_world(s: State, seat: int, seed: int, events: Sequence[core.Event]) -> State:
+def _deal_world(state: MeinLieberBiberState, seat: int, seed: int,
+                events: Sequence[core.Event]) -> MeinLieberBiberState:
     """A world for ``seat``: its own hand, every discard pile, positions,
     sticks and counts as they are (MLB-5.1–5.3); the cards it has not seen
     (MLB-10.1: all but its hand and the discards) dealt uniformly over the
@@ -558,22 +592,22 @@ def deal_world(s: State, seat: int, seed: int, events: Sequence[core.Event]) -> 
     ``play`` one of its other cards can (MLB-4.0).  Later rounds are
     shuffled from a fresh seed with no stacked ``decks`` (MLB-3.1)."""
     rng = worlds.world_rng(GAME_ID, seed)
-    world = core.copy_layout(s, STATE_COPIERS)
-    seen = [*s["hands"][seat], *(c for pile in s["discards"] for c in pile)]
+    world = cast(MeinLieberBiberState, core.copy_layout(state, STATE_COPIERS))
+    seen = [*state["hands"][seat], *(c for pile in state["discards"] for c in pile)]
     pool = worlds.unaccounted(range(len(CARDS)), seen)
-    others = [o for o in range(len(s["names"])) if o != seat]
-    stuck = _stuck_counts(s, seat, events)
-    chosen = rng.sample([c for c in pool if not movable_beavers(s["pos"], c)], sum(stuck.values()))
+    others = [o for o in range(len(state["names"])) if o != seat]
+    stuck = _stuck_counts(state, seat, events)
+    chosen = rng.sample([c for c in pool if not _movable_beavers(state["pos"], c)], sum(stuck.values()))
     held = iter(chosen)
     hands = {o: [next(held) for _ in range(stuck.get(o, 0))] for o in others}
     pool = worlds.unaccounted(pool, chosen)
-    mover = s["turn"]
-    if mover != seat and s["phase"] == PHASE_PLAY:
-        more = _some_playable(rng, s, pool, len(s["hands"][mover]) - len(hands[mover]))
+    mover = state["turn"]
+    if mover != seat and state["phase"] == PHASE_PLAY:
+        more = _some_playable(rng, state, pool, len(state["hands"][mover]) - len(hands[mover]))
         hands[mover] += more
         pool = worlds.unaccounted(pool, more)
-    parts = worlds.deal(rng, pool, [len(s["hands"][o]) - len(hands[o]) for o in others]
-                        + [len(pile) for pile in s["piles"]])
+    parts = worlds.deal(rng, pool, [len(state["hands"][o]) - len(hands[o]) for o in others]
+                        + [len(pile) for pile in state["piles"]])
     for o, rest in zip(others, parts):
         world["hands"][o] = sorted(hands[o] + rest)
     world["piles"] = parts[len(others):]
@@ -581,7 +615,7 @@ def deal_world(s: State, seat: int, seed: int, events: Sequence[core.Event]) -> 
     return world
 
 
-def _stuck_counts(s: State, seat: int, events: Sequence[core.Event]) -> dict[int, int]:
+def _stuck_counts(state: MeinLieberBiberState, seat: int, events: Sequence[core.Event]) -> dict[int, int]:
     """Per other seat, how many of the cards it holds the public history shows
     unable to move a beaver at the current positions (which only a play
     changes, MLB-4.4): after its last exchange (MLB-4.5) or discard (MLB-4.6)
@@ -599,17 +633,17 @@ def _stuck_counts(s: State, seat: int, events: Sequence[core.Event]) -> dict[int
             fresh[actor] += 1
     for o, free in fresh.items():
         if o != seat:
-            counts[o] = len(s["hands"][o]) - free
-    if s["turn"] != seat and s["phase"] == PHASE_EXCHANGE:
-        counts[s["turn"]] = len(s["hands"][s["turn"]])
+            counts[o] = len(state["hands"][o]) - free
+    if state["turn"] != seat and state["phase"] == PHASE_EXCHANGE:
+        counts[state["turn"]] = len(state["hands"][state["turn"]])
     return counts
 
 
-def _some_playable(rng: random.Random, s: State, pool: list[int], size: int) -> list[int]:
+def _some_playable(rng: random.Random, state: MeinLieberBiberState, pool: list[int], size: int) -> list[int]:
     """``size`` cards from ``pool``, uniform among those sets with at least one
     card that can move a beaver (MLB-4.0, MLB-4.1)."""
-    playable = [c for c in pool if movable_beavers(s["pos"], c)]
-    others = [c for c in pool if not movable_beavers(s["pos"], c)]
+    playable = [c for c in pool if _movable_beavers(state["pos"], c)]
+    others = [c for c in pool if not _movable_beavers(state["pos"], c)]
     good = worlds.split_count(rng, len(playable), len(others), size, range(1, size + 1))
     return rng.sample(playable, good) + rng.sample(others, size - good)
 
@@ -629,7 +663,7 @@ STATE_COPIERS: core.Copiers = {
 # --------------------------------------------------------------------------
 # The engine.
 # --------------------------------------------------------------------------
-class MeinLieberBiber(Game):
+class MeinLieberBiber(Game[MeinLieberBiberState]):
     """Mein Lieber Biber: move any beaver, collect sticks, don't tip the raft."""
 
     id = GAME_ID
@@ -660,29 +694,30 @@ class MeinLieberBiber(Game):
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return list(CARDS)
 
-    def setup(self, turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
-        setup(turn, names, seed, options)
+    def setup(self, draft: Draft[MeinLieberBiberState], names: list[str], seed: int, options: dict[str, Any]) -> None:
+        _setup(draft, names, seed, options)
 
-    def to_act(self, state: State) -> list[int]:
+    def to_act(self, state: MeinLieberBiberState) -> list[int]:
         """MLB-4.0: the seat whose turn it is while active; nobody once finished."""
         return [state["turn"]] if state["status"] == ACTIVE else []
 
-    def seat_moves(self, state: State, seat: int) -> list[Move]:
-        return seat_moves(state, seat)
+    def seat_moves(self, state: MeinLieberBiberState, seat: int) -> list[Move]:
+        return _seat_moves(state, seat)
 
-    def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
+    def why_illegal(self, state: MeinLieberBiberState, seat: int, move: Move, legal: list[Move]) -> str:
         """MLB-4.10: say which rule refuses the move (only public or own facts)."""
-        return refusal(state, seat, move) or super().why_illegal(state, seat, move, legal)
+        return _why_illegal(state, seat, move) or super().why_illegal(state, seat, move, legal)
 
-    def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
-        return players_view(state, viewer)
+    def players_view(self, state: MeinLieberBiberState, viewer: Viewer) -> list[dict[str, Any]]:
+        return _players_view(state, viewer)
 
-    def board_view(self, state: State, viewer: Viewer) -> dict[str, Any]:
-        return board_view(state, viewer)
+    def board_view(self, state: MeinLieberBiberState, viewer: Viewer) -> dict[str, Any]:
+        return _board_view(state, viewer)
 
-    def scores_of(self, state: State) -> list[int]:
+    def scores_of(self, state: MeinLieberBiberState) -> list[int]:
         """The score is the sticks held (MLB-6.2)."""
         return list(state["sticks"])
 
-    def deal_world(self, state: State, seat: int, seed: int, events: Sequence[core.Event]) -> State:
-        return deal_world(state, seat, seed, events)
+    def deal_world(self, state: MeinLieberBiberState, seat: int, seed: int,
+                   events: Sequence[core.Event]) -> MeinLieberBiberState:
+        return _deal_world(state, seat, seed, events)

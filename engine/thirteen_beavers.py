@@ -25,7 +25,7 @@ matches replay from it, so changing it is a breaking change.
 Canonical orders: ``DECK`` = "1"×4, "2"×4, …, "13"×4; ``FISH`` = turbo×3,
 vision×3, stinky×2; ``WOLVES`` = awake×4, asleep.
 
-State (the snapshot; plain JSON): ``status``, ``result``, ``phase``, ``seed``,
+ThirteenBeaversState (the snapshot; plain JSON): ``status``, ``result``, ``phase``, ``seed``,
 ``board`` (layout name), ``max_turns``, ``names``; per seat
 ``beaver``, ``dam`` (space ids) and ``fish`` (held fish ids); ``face_up``,
 ``draw`` (``draw[0]`` is turned next), ``discard`` (oldest first),
@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from engine import declaration as d
 from engine import worlds
@@ -51,13 +51,13 @@ from engine.core import (
     PERMUTATION,
     STRING,
     Copiers,
+    CoreState,
+    Draft,
     Event,
     Game,
     Handler,
     Move,
     Option,
-    State,
-    Turn,
     Viewer,
     copy_layout,
     copy_rows,
@@ -72,6 +72,31 @@ from engine.core import (
 )
 
 GAME_ID = "thirteen-beavers"
+
+
+class ThirteenBeaversState(CoreState):
+    """The snapshot (module docstring)."""
+
+    seed: int
+    board: str
+    max_turns: int
+    names: list[str]
+    beaver: list[int]
+    dam: list[int]
+    fish: list[list[str]]
+    face_up: str
+    draw: list[str]
+    discard: list[str]
+    reshuffles: int
+    pond: list[str]
+    used_fish: list[str]
+    cave: list[str]
+    wolf_out: list[str]
+    turn: int
+    active: int | None
+    answers: int
+    turbo: bool
+    turn_dam: int
 
 # --- components (TB-1.1, TB-1.2) -------------------------------------------
 CARD_VALUES = tuple(str(v) for v in range(1, 14))
@@ -119,7 +144,7 @@ REASON_PARADISE, REASON_MAX_TURNS = "paradise", "max_turns"
 # Boards as data (TB-1.4 – TB-1.6).
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Board:
+class _Board:
     """A river: ``kinds[i]`` and ``next[i]`` of every space id ``i``."""
 
     name: str
@@ -149,19 +174,19 @@ class Board:
         return [{"id": i, "kind": k, "next": list(n)} for i, (k, n) in enumerate(zip(self.kinds, self.next))]
 
 
-def make_board(name: str, paradise: int, special: dict[int, str], avenue_exit: int) -> Board:
+def _make_board(name: str, paradise: int, special: dict[int, str], avenue_exit: int) -> _Board:
     """A board from its special spaces; every other id is water (TB-1.6)."""
     kinds = tuple(special.get(i, WATER) for i in range(paradise + 1))
     nexts = tuple(() if i == paradise else (i + 1, avenue_exit) if kinds[i] == AVENUE else (i + 1,)
                   for i in range(paradise + 1))
-    return Board(name, kinds, nexts)
+    return _Board(name, kinds, nexts)
 
 
 BOARDS = {
-    "standard": make_board("standard", 30, {
+    "standard": _make_board("standard", 30, {
         0: START, 3: AVENUE, 6: LAVA, 7: LAVA, 10: FISH_POND, 14: RAPIDS, 18: LAVA, 19: LAVA,
         20: LAVA, 22: WOLF, 26: LAVA, 27: LAVA, 30: PARADISE}, avenue_exit=24),
-    "short": make_board("short", 12, {
+    "short": _make_board("short", 12, {
         0: START, 1: AVENUE, 3: FISH_POND, 5: LAVA, 7: RAPIDS, 8: WOLF, 11: LAVA, 12: PARADISE},
         avenue_exit=10),
 }
@@ -170,7 +195,7 @@ BOARDS = {
 # ---------------------------------------------------------------------------
 # Pure rules: answers, legal moves, why a move is refused.
 # ---------------------------------------------------------------------------
-def outcome_of(move: Move, previous: str, card: str) -> str:
+def _outcome_of(move: Move, previous: str, card: str) -> str:
     """TB-4.5, D6: right/wrong/equal for guess and rapids, exact/miss for avenue."""
     if move["type"] == MOVE_AVENUE:
         return OUTCOME_EXACT if card == move["value"] else OUTCOME_MISS
@@ -180,7 +205,7 @@ def outcome_of(move: Move, previous: str, card: str) -> str:
     return OUTCOME_RIGHT if (new > old) == (move["dir"] == HIGHER) else OUTCOME_WRONG
 
 
-def two_ways(kind: str, vision: bool) -> list[Move]:
+def _two_ways(kind: str, vision: bool) -> list[Move]:
     """TB-4.2 (2)–(4): higher, lower, then both armed with Vision if held."""
     moves: list[Move] = [{"type": kind, "dir": HIGHER}, {"type": kind, "dir": LOWER}]
     if vision:
@@ -188,16 +213,16 @@ def two_ways(kind: str, vision: bool) -> list[Move]:
     return moves
 
 
-def seat_moves(state: State, seat: int) -> list[Move]:
+def _seat_moves(state: ThirteenBeaversState, seat: int) -> list[Move]:
     """TB-4.2, in its exact order, for the active seat."""
     held, answers = state["fish"][seat], state["answers"]
     kind = BOARDS[state["board"]].kinds[state["beaver"][seat]]
     moves: list[Move] = []
     if TURBO in held and answers == 0 and not state["turbo"]:
         moves.append({"type": MOVE_USE_TURBO})
-    moves += two_ways(MOVE_GUESS, VISION in held)
+    moves += _two_ways(MOVE_GUESS, VISION in held)
     if kind == RAPIDS:
-        moves += two_ways(MOVE_RAPIDS, VISION in held)
+        moves += _two_ways(MOVE_RAPIDS, VISION in held)
     elif kind == AVENUE:
         moves += [{"type": MOVE_AVENUE, "value": v} for v in CARD_VALUES]
     if answers >= 1 and kind != LAVA:
@@ -205,14 +230,22 @@ def seat_moves(state: State, seat: int) -> list[Move]:
     return moves
 
 
-def normalize_move(move: Move) -> Move:
+def _normalize_move(move: Move) -> Move:
     """TB-4.3: ``"vision": false`` is the same move as no ``vision`` field."""
     if move.get("vision") is False:
         return {k: v for k, v in move.items() if k != "vision"}
     return move
 
 
-def bad_parameters(move: Move) -> str | None:
+def _why_illegal(state: ThirteenBeaversState, seat: int, move: Move, legal: list[Move]) -> str | None:
+    """Why a legal type has wrong parameters, or why the type is not possible now (TB-4.2)."""
+    kind = move.get("type")
+    if kind in {m["type"] for m in legal}:
+        return _why_illegal_parameters(move)
+    return _why_illegal_now(state, seat, kind)
+
+
+def _why_illegal_parameters(move: Move) -> str | None:
     """Why a move of a legal type has wrong parameters (TB-4.2, TB-4.3)."""
     if move["type"] == MOVE_AVENUE and move.get("value") not in CARD_VALUES:
         return 'avenue needs "value": a card id string "1"…"13" (TB-4.2)'
@@ -227,7 +260,7 @@ def bad_parameters(move: Move) -> str | None:
     return None
 
 
-def unavailable(state: State, seat: int, kind: Any) -> str | None:
+def _why_illegal_now(state: ThirteenBeaversState, seat: int, kind: Any) -> str | None:
     """Why a move type is not possible now (TB-4.2), from the seat's own facts."""
     space = state["beaver"][seat]
     if kind == MOVE_USE_TURBO:
@@ -245,11 +278,11 @@ def unavailable(state: State, seat: int, kind: Any) -> str | None:
 # A move being applied: the working copy of the state, the events it
 # produces in play order (TB-8.2), and the steps the handlers share.
 # ---------------------------------------------------------------------------
-class _Match(Turn):
-    """The working state of one 13 Beavers apply (or the setup)."""
+class _BeaverDraft(Draft[ThirteenBeaversState]):
+    """The draft of one 13 Beavers move (or the setup), with the steps its handlers share."""
 
     @property
-    def board(self) -> Board:
+    def board(self) -> _Board:
         return BOARDS[self.state["board"]]
 
     def closed_wolf(self, space: int) -> bool:
@@ -262,7 +295,7 @@ class _Match(Turn):
         (TB-4.6, D12) turns a wrong answer into a right one.  Returns the
         outcome and whether Vision saved it."""
         previous, card = self.turn_card()
-        outcome = outcome_of(move, previous, card)
+        outcome = _outcome_of(move, previous, card)
         self.emit(EVENT_ANSWERED, seat, move=move["type"], dir=move.get("dir"), value=move.get("value"),
                   previous=previous, card=card, outcome=outcome)
         self.reshuffle_if_empty()
@@ -274,22 +307,22 @@ class _Match(Turn):
 
     def turn_card(self) -> tuple[str, str]:
         """TB-4.5: reveal the top draw card; returns (old face-up, new face-up)."""
-        s = self.state
-        previous, card = s["face_up"], s["draw"].pop(0)
-        s["discard"].append(previous)
-        s["face_up"] = card
-        s["answers"] += 1
+        state = self.state
+        previous, card = state["face_up"], state["draw"].pop(0)
+        state["discard"].append(previous)
+        state["face_up"] = card
+        state["answers"] += 1
         return previous, card
 
     def reshuffle_if_empty(self) -> None:
         """TB-4.11: an empty draw pile is refilled from the shuffled discard."""
-        s = self.state
-        if s["draw"]:
+        state = self.state
+        if state["draw"]:
             return
-        s["reshuffles"] += 1
-        s["draw"] = seeded_shuffle(s["discard"], reshuffle_key(GAME_ID, s["seed"], 1, s["reshuffles"]))
-        s["discard"] = []
-        self.emit(EVENT_RESHUFFLED, None, face_up=s["face_up"], draw=list(s["draw"]))
+        state["reshuffles"] += 1
+        state["draw"] = seeded_shuffle(state["discard"], reshuffle_key(GAME_ID, state["seed"], 1, state["reshuffles"]))
+        state["discard"] = []
+        self.emit(EVENT_RESHUFFLED, None, face_up=state["face_up"], draw=list(state["draw"]))
 
     # --- fish ----------------------------------------------------------
     def spend(self, seat: int, fish: str) -> None:
@@ -299,16 +332,16 @@ class _Match(Turn):
 
     def go_fishing(self, seat: int) -> None:
         """TB-4.12(a), D13: a dam newly on the fish space catches the first fish."""
-        s = self.state
-        dam = s["dam"][seat]
-        if self.board.kinds[dam] != FISH_POND or dam == s["turn_dam"] or not s["pond"]:
+        state = self.state
+        dam = state["dam"][seat]
+        if self.board.kinds[dam] != FISH_POND or dam == state["turn_dam"] or not state["pond"]:
             return
-        fish = s["pond"].pop(0)
+        fish = state["pond"].pop(0)
         self.emit(EVENT_FISH_CAUGHT, seat, fish=fish)
         if fish != STINKY:
-            s["fish"][seat].append(fish)
+            state["fish"][seat].append(fish)
             return
-        s["used_fish"].append(fish)
+        state["used_fish"].append(fish)
         self.send_back(seat, self.board.water_at_or_behind(dam - 2), REASON_STINKY)
 
     # --- pieces --------------------------------------------------------
@@ -351,53 +384,53 @@ class _Match(Turn):
 
     def reveal_wolf(self, seat: int) -> None:
         """TB-4.10: awake ends the turn; asleep opens the cave for good."""
-        s = self.state
-        token = s["cave"].pop(0)
-        s["wolf_out"].append(token)
+        state = self.state
+        token = state["cave"].pop(0)
+        state["wolf_out"].append(token)
         self.emit(EVENT_WOLF_REVEALED, seat, token=token)
         if token == AWAKE:
             self.end_turn(seat, REASON_WOLF_AWAKE)
             return
-        removed, s["cave"] = s["cave"], []
-        s["wolf_out"].extend(removed)
+        removed, state["cave"] = state["cave"], []
+        state["wolf_out"].extend(removed)
         self.emit(EVENT_CAVE_OPENED, seat, removed=list(removed))
 
     # --- turns and the end ---------------------------------------------
     def start_turn(self, seat: int) -> None:
         """TB-4.1: reset the turn; a beaver on the closed wolf space reveals."""
-        s = self.state
-        s.update(active=seat, answers=0, turbo=False, turn_dam=s["dam"][seat])
-        self.emit(EVENT_TURN_STARTED, seat, turn=s["turn"])
-        if self.closed_wolf(s["beaver"][seat]):
+        state = self.state
+        state.update({"active": seat, "answers": 0, "turbo": False, "turn_dam": state["dam"][seat]})
+        self.emit(EVENT_TURN_STARTED, seat, turn=state["turn"])
+        if self.closed_wolf(state["beaver"][seat]):
             self.reveal_wolf(seat)
 
     def end_turn(self, seat: int, reason: str) -> None:
         """TB-4.12: fishing, then ``max_turns`` (TB-6.2) or the next seat."""
         self.go_fishing(seat)
         self.emit(EVENT_TURN_ENDED, seat, reason=reason)
-        s = self.state
-        if s["turn"] == s["max_turns"]:
+        state = self.state
+        if state["turn"] == state["max_turns"]:
             self.finish(REASON_MAX_TURNS)
             return
-        s["turn"] += 1
-        self.start_turn(seat_after(seat, len(s["names"])))
+        state["turn"] += 1
+        self.start_turn(seat_after(seat, len(state["names"])))
 
     def finish(self, reason: str) -> None:
         """TB-6.1 – TB-6.3: rank by dam position, highest first."""
-        s = self.state
-        s.update(status=FINISHED, phase=PHASE_FINISHED, active=None,
-                 result=make_result(s["dam"], lowest_wins=False, reason=reason))
-        self.emit(EVENT_MATCH_ENDED, None, reason=reason, winners=list(s["result"]["winners"]))
+        state = self.state
+        result = make_result(state["dam"], lowest_wins=False, reason=reason)
+        state.update({"status": FINISHED, "phase": PHASE_FINISHED, "active": None, "result": result})
+        self.emit(EVENT_MATCH_ENDED, None, reason=reason, winners=list(result["winners"]))
 
 
 # ---------------------------------------------------------------------------
 # Setup (TB-3) and the move handlers (TB-4.4 – TB-4.12).
 # ---------------------------------------------------------------------------
-def setup(turn: _Match, names: list[str], seed: int, options: dict[str, Any]) -> None:
+def _setup(draft: _BeaverDraft, names: list[str], seed: int, options: dict[str, Any]) -> None:
     """TB-3.1 – TB-3.3: the river, the shuffled piles, the first turn."""
     n = len(names)
     deck = round_deck(GAME_ID, seed, 1, DECK, options)
-    turn.state.update({
+    draft.state.update({
         "status": ACTIVE, "result": None, "phase": PHASE_PLAY, "seed": seed,
         "board": options["board"], "max_turns": options["max_turns"],
         "names": list(names), "beaver": [0] * n, "dam": [0] * n, "fish": [[] for _ in range(n)],
@@ -408,71 +441,71 @@ def setup(turn: _Match, names: list[str], seed: int, options: dict[str, Any]) ->
         "wolf_out": [],
         "turn": 1, "active": None, "answers": 0, "turbo": False, "turn_dam": 0,
     })
-    turn.emit(EVENT_MATCH_STARTED, None, first_seat=options["first_seat"], face_up=deck[0])
-    turn.start_turn(options["first_seat"])
+    draft.emit(EVENT_MATCH_STARTED, None, first_seat=options["first_seat"], face_up=deck[0])
+    draft.start_turn(options["first_seat"])
 
 
-def do_use_turbo(turn: _Match, seat: int, move: Move) -> None:
+def _do_use_turbo(draft: _BeaverDraft, seat: int, move: Move) -> None:
     """TB-4.4, D11: the turn's right guesses move two spaces."""
-    turn.spend(seat, TURBO)
-    turn.state["turbo"] = True
-    turn.emit(EVENT_TURBO_USED, seat)
+    draft.spend(seat, TURBO)
+    draft.state["turbo"] = True
+    draft.emit(EVENT_TURBO_USED, seat)
 
 
-def do_guess(turn: _Match, seat: int, move: Move) -> None:
+def _do_guess(draft: _BeaverDraft, seat: int, move: Move) -> None:
     """TB-4.6, D7: right moves on (two with turbo), wrong returns the beaver
     to its dam, equal places the dam (on lava: both back to water)."""
-    outcome, saved = turn.answer(seat, move)
-    space = turn.state["beaver"][seat]
+    outcome, saved = draft.answer(seat, move)
+    space = draft.state["beaver"][seat]
     if outcome == OUTCOME_RIGHT:
-        turn.forward(seat, 2 if turn.state["turbo"] else 1, REASON_VISION if saved else REASON_RIGHT)
+        draft.forward(seat, 2 if draft.state["turbo"] else 1, REASON_VISION if saved else REASON_RIGHT)
     elif outcome == OUTCOME_WRONG:
-        turn.move_beaver(seat, turn.state["dam"][seat], REASON_BACK_TO_DAM)
-        turn.end_turn(seat, REASON_WRONG)
-    elif turn.board.is_lava(space):
-        turn.send_back(seat, turn.board.water_behind(space), REASON_LAVA)
-        turn.end_turn(seat, REASON_LAVA)
+        draft.move_beaver(seat, draft.state["dam"][seat], REASON_BACK_TO_DAM)
+        draft.end_turn(seat, REASON_WRONG)
+    elif draft.board.is_lava(space):
+        draft.send_back(seat, draft.board.water_behind(space), REASON_LAVA)
+        draft.end_turn(seat, REASON_LAVA)
     else:
-        turn.place_dam(seat, space, REASON_EQUAL)
-        turn.end_turn(seat, REASON_EQUAL)
+        draft.place_dam(seat, space, REASON_EQUAL)
+        draft.end_turn(seat, REASON_EQUAL)
 
 
-def do_rapids(turn: _Match, seat: int, move: Move) -> None:
+def _do_rapids(draft: _BeaverDraft, seat: int, move: Move) -> None:
     """TB-4.7, D8: three forward (turbo ignored), or back to min(dam, R−3)."""
-    outcome, saved = turn.answer(seat, move)
-    space = turn.state["beaver"][seat]
+    outcome, saved = draft.answer(seat, move)
+    space = draft.state["beaver"][seat]
     if outcome == OUTCOME_RIGHT:
-        turn.forward(seat, 3, REASON_VISION if saved else REASON_RAPIDS)
+        draft.forward(seat, 3, REASON_VISION if saved else REASON_RAPIDS)
     elif outcome == OUTCOME_WRONG:
-        back = turn.board.water_at_or_behind(min(turn.state["dam"][seat], space - 3))
-        turn.send_back(seat, back, REASON_RAPIDS_BACK)
-        turn.end_turn(seat, REASON_RAPIDS_WRONG)
+        back = draft.board.water_at_or_behind(min(draft.state["dam"][seat], space - 3))
+        draft.send_back(seat, back, REASON_RAPIDS_BACK)
+        draft.end_turn(seat, REASON_RAPIDS_WRONG)
     else:
-        turn.place_dam(seat, space, REASON_EQUAL)
-        turn.end_turn(seat, REASON_EQUAL)
+        draft.place_dam(seat, space, REASON_EQUAL)
+        draft.end_turn(seat, REASON_EQUAL)
 
 
-def do_avenue(turn: _Match, seat: int, move: Move) -> None:
+def _do_avenue(draft: _BeaverDraft, seat: int, move: Move) -> None:
     """TB-4.8, D9: exact jumps to the exit; a miss sends beaver and dam to Start."""
-    outcome, _ = turn.answer(seat, move)
+    outcome, _ = draft.answer(seat, move)
     if outcome == OUTCOME_EXACT:
-        exit_space = turn.board.next[turn.state["beaver"][seat]][1]
-        turn.move_beaver(seat, exit_space, REASON_AVENUE)
-        turn.land(seat, exit_space)
+        exit_space = draft.board.next[draft.state["beaver"][seat]][1]
+        draft.move_beaver(seat, exit_space, REASON_AVENUE)
+        draft.land(seat, exit_space)
     else:
-        turn.send_back(seat, 0, REASON_TO_START)
-        turn.end_turn(seat, REASON_AVENUE_MISS)
+        draft.send_back(seat, 0, REASON_TO_START)
+        draft.end_turn(seat, REASON_AVENUE_MISS)
 
 
-def do_dam(turn: _Match, seat: int, move: Move) -> None:
+def _do_dam(draft: _BeaverDraft, seat: int, move: Move) -> None:
     """TB-4.12: secure the progress and end the turn."""
-    turn.place_dam(seat, turn.state["beaver"][seat], REASON_DAM)
-    turn.end_turn(seat, REASON_DAM)
+    draft.place_dam(seat, draft.state["beaver"][seat], REASON_DAM)
+    draft.end_turn(seat, REASON_DAM)
 
 
 HANDLERS: dict[str, Handler] = {
-    MOVE_USE_TURBO: do_use_turbo, MOVE_GUESS: do_guess, MOVE_RAPIDS: do_rapids,
-    MOVE_AVENUE: do_avenue, MOVE_DAM: do_dam,
+    MOVE_USE_TURBO: _do_use_turbo, MOVE_GUESS: _do_guess, MOVE_RAPIDS: _do_rapids,
+    MOVE_AVENUE: _do_avenue, MOVE_DAM: _do_dam,
 }
 
 
@@ -480,32 +513,32 @@ HANDLERS: dict[str, Handler] = {
 # Views (TB-7) and events (TB-8); hidden information (TB-5) is decided by
 # ``visible_fish`` and ``visible_pile`` only.
 # ---------------------------------------------------------------------------
-def visible_fish(fish: str, owner: int, viewer: Viewer) -> str | None:
+def _visible_fish(fish: str, owner: int, viewer: Viewer) -> str | None:
     """TB-5.3: a fish id is shown to its holder and the admin; stinky to all."""
     return fish if fish == STINKY or viewer.sees_private(owner) else None
 
 
-def visible_pile(items: list[str], viewer: Viewer) -> list[str | None]:
+def _visible_pile(items: list[str], viewer: Viewer) -> list[str | None]:
     """TB-5.2: draw order, pond and cave are admin only; others see the count."""
     return list(items) if viewer.is_admin else [None] * len(items)
 
 
-def players_view(state: State, viewer: Viewer) -> list[dict[str, Any]]:
+def _players_view(state: ThirteenBeaversState, viewer: Viewer) -> list[dict[str, Any]]:
     """TB-7.2: positions are public, held fish per TB-5.3."""
     return [{"seat": i, "name": name, "beaver": state["beaver"][i], "dam": state["dam"][i],
-             "fish": [visible_fish(f, i, viewer) for f in state["fish"][i]]}
+             "fish": [_visible_fish(f, i, viewer) for f in state["fish"][i]]}
             for i, name in enumerate(state["names"])]
 
 
-def board_view(state: State, viewer: Viewer) -> dict[str, Any]:
+def _board_view(state: ThirteenBeaversState, viewer: Viewer) -> dict[str, Any]:
     """TB-7.1: the river and the piles (draw, pond and cave per TB-5.2)."""
     board = BOARDS[state["board"]]
     active = state["active"]
     return {
         "layout": board.name, "paradise": board.paradise, "spaces": board.spaces(),
         "face_up": state["face_up"], "discard": list(state["discard"]),
-        "draw": visible_pile(state["draw"], viewer), "pond": visible_pile(state["pond"], viewer),
-        "used_fish": list(state["used_fish"]), "cave": visible_pile(state["cave"], viewer),
+        "draw": _visible_pile(state["draw"], viewer), "pond": _visible_pile(state["pond"], viewer),
+        "used_fish": list(state["used_fish"]), "cave": _visible_pile(state["cave"], viewer),
         "wolf_out": list(state["wolf_out"]), "cave_open": not state["cave"],
         "turn": state["turn"], "max_turns": state["max_turns"],
         "active": None if active is None else
@@ -513,14 +546,14 @@ def board_view(state: State, viewer: Viewer) -> dict[str, Any]:
     }
 
 
-def redact_fish_caught(event: Mapping[str, Any], viewer: Viewer) -> str | None:
+def _redact_fish_caught(event: Mapping[str, Any], viewer: Viewer) -> str | None:
     """TB-5.3: the caught fish as the view shows a held one (stinky is public)."""
-    return visible_fish(event["fish"], event["seat"], viewer)
+    return _visible_fish(event["fish"], event["seat"], viewer)
 
 
-def redact_reshuffled(event: Mapping[str, Any], viewer: Viewer) -> list[str | None]:
+def _redact_reshuffled(event: Mapping[str, Any], viewer: Viewer) -> list[str | None]:
     """TB-5.2: the new draw order is admin only."""
-    return visible_pile(event["draw"], viewer)
+    return _visible_pile(event["draw"], viewer)
 
 
 # ---------------------------------------------------------------------------
@@ -532,7 +565,7 @@ FISH_KIND = d.enum(TURBO, VISION, STINKY)
 WOLF_TOKEN = d.enum(AWAKE, ASLEEP)
 SPACE = {"type": "integer", "minimum": 0, "description": "a space id"}
 KIND = d.enum(START, WATER, AVENUE, LAVA, FISH_POND, RAPIDS, WOLF, PARADISE)
-pub = d.public
+_pub = d.public
 
 DECLARATION = d.Declaration(
     moves=(
@@ -545,25 +578,25 @@ DECLARATION = d.Declaration(
         d.MoveType(MOVE_DAM, doc="after an answer, not on lava: secure the beaver's space (D5, D7)"),
     ),
     events=(
-        d.EventType(EVENT_MATCH_STARTED, {"first_seat": pub(d.SEAT), "face_up": pub(CARD)}),
-        d.EventType(EVENT_TURN_STARTED, {"turn": pub(d.INT)}),
+        d.EventType(EVENT_MATCH_STARTED, {"first_seat": _pub(d.SEAT), "face_up": _pub(CARD)}),
+        d.EventType(EVENT_TURN_STARTED, {"turn": _pub(d.INT)}),
         d.EventType(EVENT_TURBO_USED),
         d.EventType(EVENT_VISION_USED),
         d.EventType(EVENT_ANSWERED, {
-            "move": pub(d.enum(MOVE_GUESS, MOVE_RAPIDS, MOVE_AVENUE)), "dir": pub(d.nullable(DIR)),
-            "value": pub(d.nullable(CARD)), "previous": pub(CARD), "card": pub(CARD),
-            "outcome": pub(d.enum(OUTCOME_RIGHT, OUTCOME_WRONG, OUTCOME_EQUAL, OUTCOME_EXACT, OUTCOME_MISS))}),
-        d.EventType(EVENT_MOVED, {"from": pub(SPACE), "to": pub(SPACE), "cause": pub(d.STR)}),
-        d.EventType(EVENT_DAM_PLACED, {"space": pub(SPACE), "cause": pub(d.STR)}),
-        d.EventType(EVENT_WOLF_REVEALED, {"token": pub(WOLF_TOKEN)}),
-        d.EventType(EVENT_CAVE_OPENED, {"removed": pub(d.array(WOLF_TOKEN))}),
-        d.EventType(EVENT_FISH_CAUGHT, {"fish": d.redacted(d.nullable(FISH_KIND, d.HIDDEN), redact_fish_caught)},
+            "move": _pub(d.enum(MOVE_GUESS, MOVE_RAPIDS, MOVE_AVENUE)), "dir": _pub(d.nullable(DIR)),
+            "value": _pub(d.nullable(CARD)), "previous": _pub(CARD), "card": _pub(CARD),
+            "outcome": _pub(d.enum(OUTCOME_RIGHT, OUTCOME_WRONG, OUTCOME_EQUAL, OUTCOME_EXACT, OUTCOME_MISS))}),
+        d.EventType(EVENT_MOVED, {"from": _pub(SPACE), "to": _pub(SPACE), "cause": _pub(d.STR)}),
+        d.EventType(EVENT_DAM_PLACED, {"space": _pub(SPACE), "cause": _pub(d.STR)}),
+        d.EventType(EVENT_WOLF_REVEALED, {"token": _pub(WOLF_TOKEN)}),
+        d.EventType(EVENT_CAVE_OPENED, {"removed": _pub(d.array(WOLF_TOKEN))}),
+        d.EventType(EVENT_FISH_CAUGHT, {"fish": d.redacted(d.nullable(FISH_KIND, d.HIDDEN), _redact_fish_caught)},
                     doc="the fish only to its seat"),
-        d.EventType(EVENT_TURN_ENDED, {"reason": pub(d.STR)}),
-        d.EventType(EVENT_RESHUFFLED, {"face_up": pub(CARD),
-                                       "draw": d.redacted(d.array(d.nullable(CARD, d.HIDDEN)), redact_reshuffled)}),
-        d.EventType(EVENT_MATCH_ENDED, {"reason": pub(d.enum(REASON_PARADISE, REASON_MAX_TURNS)),
-                                        "winners": pub(d.array(d.SEAT))}),
+        d.EventType(EVENT_TURN_ENDED, {"reason": _pub(d.STR)}),
+        d.EventType(EVENT_RESHUFFLED, {"face_up": _pub(CARD),
+                                       "draw": d.redacted(d.array(d.nullable(CARD, d.HIDDEN)), _redact_reshuffled)}),
+        d.EventType(EVENT_MATCH_ENDED, {"reason": _pub(d.enum(REASON_PARADISE, REASON_MAX_TURNS)),
+                                        "winners": _pub(d.array(d.SEAT))}),
     ),
     player={"beaver": SPACE, "dam": SPACE, "fish": d.array(d.nullable(FISH_KIND, d.HIDDEN))},
     board_view={
@@ -586,7 +619,7 @@ DECLARATION = d.Declaration(
 # ---------------------------------------------------------------------------
 # Determinization (contract "Worlds and simulation"; docs/games/thirteen-beavers.md).
 # ---------------------------------------------------------------------------
-def deal_world(state: State, seat: int, seed: int) -> State:
+def _deal_world(state: ThirteenBeaversState, seat: int, seed: int) -> ThirteenBeaversState:
     """A world for ``seat``: everything public (TB-5.1) and its own fish as
     they are; the draw pile is the cards neither face up nor discarded
     (TB-10.1) in uniform order; the fish nobody has shown (TB-10.2: not held
@@ -595,7 +628,7 @@ def deal_world(state: State, seat: int, seed: int) -> State:
     spent at once, TB-4.12, TB-5.3); the cave holds the tokens not yet out
     in uniform order.  Reshuffles come from a fresh seed (TB-4.11)."""
     rng = worlds.world_rng(GAME_ID, seed)
-    world = copy_layout(state, STATE_COPIERS)
+    world = cast(ThirteenBeaversState, copy_layout(state, STATE_COPIERS))
     draw = worlds.unaccounted(DECK, [state["face_up"], *state["discard"]])
     rng.shuffle(draw)
     world["draw"] = draw
@@ -627,7 +660,7 @@ STATE_COPIERS: Copiers = {
 # ---------------------------------------------------------------------------
 # The engine.
 # ---------------------------------------------------------------------------
-class ThirteenBeavers(Game):
+class ThirteenBeavers(Game[ThirteenBeaversState]):
     """13 Beavers: guess higher or lower, dam your progress, reach Paradise."""
 
     id = GAME_ID
@@ -660,47 +693,47 @@ class ThirteenBeavers(Game):
     fallback_types = (MOVE_DAM,)
     state_copiers = STATE_COPIERS
     finished_phase = PHASE_FINISHED
-    turn_class = _Match
+    draft_class = _BeaverDraft
 
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return list(DECK)
 
-    def setup(self, turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
-        assert isinstance(turn, _Match)
-        setup(turn, names, seed, options)
+    def setup(self, draft: Draft[ThirteenBeaversState], names: list[str], seed: int, options: dict[str, Any]) -> None:
+        assert isinstance(draft, _BeaverDraft)
+        _setup(draft, names, seed, options)
 
-    def to_act(self, state: State) -> list[int]:
-        return [state["active"]] if state["status"] == ACTIVE else []
+    def to_act(self, state: ThirteenBeaversState) -> list[int]:
+        active = state["active"]
+        return [active] if state["status"] == ACTIVE and active is not None else []
 
-    def seat_moves(self, state: State, seat: int) -> list[Move]:
-        return seat_moves(state, seat)
+    def seat_moves(self, state: ThirteenBeaversState, seat: int) -> list[Move]:
+        return _seat_moves(state, seat)
 
     def normalize_move(self, move: Move) -> Move:
-        return normalize_move(move)
+        return _normalize_move(move)
 
-    def why_illegal(self, state: State, seat: int, move: Move, legal: list[Move]) -> str:
+    def why_illegal(self, state: ThirteenBeaversState, seat: int, move: Move, legal: list[Move]) -> str:
         """Name the TB-4.2 condition ``move`` misses (only the seat's own facts)."""
-        kind = move.get("type")
-        detail = bad_parameters(move) if kind in {m["type"] for m in legal} else unavailable(state, seat, kind)
-        return detail or super().why_illegal(state, seat, move, legal)
+        return _why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
 
-    def players_view(self, state: State, viewer: Viewer) -> list[dict[str, Any]]:
-        return players_view(state, viewer)
+    def players_view(self, state: ThirteenBeaversState, viewer: Viewer) -> list[dict[str, Any]]:
+        return _players_view(state, viewer)
 
-    def board_view(self, state: State, viewer: Viewer) -> dict[str, Any]:
-        return board_view(state, viewer)
+    def board_view(self, state: ThirteenBeaversState, viewer: Viewer) -> dict[str, Any]:
+        return _board_view(state, viewer)
 
-    def round_of(self, state: State) -> int:
+    def round_of(self, state: ThirteenBeaversState) -> int:
         """One match is one race: always round 1 of 1."""
         return 1
 
-    def rounds_of(self, state: State) -> int:
+    def rounds_of(self, state: ThirteenBeaversState) -> int:
         return 1
 
-    def scores_of(self, state: State) -> list[int]:
+    def scores_of(self, state: ThirteenBeaversState) -> list[int]:
         """TB-6.3: a seat's score is its dam's space."""
         return list(state["dam"])
 
-    def deal_world(self, state: State, seat: int, seed: int, events: Sequence[Event]) -> State:
-        """Needs no history: the state holds every public fact (see :func:`deal_world`)."""
-        return deal_world(state, seat, seed)
+    def deal_world(self, state: ThirteenBeaversState, seat: int, seed: int,
+                   events: Sequence[Event]) -> ThirteenBeaversState:
+        """Needs no history: the state holds every public fact (see :func:`_deal_world`)."""
+        return _deal_world(state, seat, seed)

@@ -17,11 +17,11 @@ from engine.core import (
     FINISHED,
     SPECTATOR_VIEWER,
     DeclarationError,
+    Draft,
     Game,
     Handler,
     InvalidOptions,
     Registry,
-    Turn,
     UndeclaredEvent,
     Viewer,
     make_result,
@@ -111,27 +111,27 @@ MASK_CALLS: list[tuple[dict[str, Any], Viewer]] = []
 REACHED: list[str] = []
 
 
-def _take(turn: Turn, seat: int, move: dict[str, Any]) -> None:
+def _take(draft: Draft, seat: int, move: dict[str, Any]) -> None:
     """Declared events only: seat takes the top card; the game ends."""
-    card = turn.state["pile"].pop()
-    turn.state["hands"][seat].append(card)
-    turn.emit("took", seat, card=card, cards=list(turn.state["hands"][seat]))
-    turn.emit("counted", seat, cards=list(turn.state["hands"][seat]))
-    turn.state["status"] = FINISHED
-    turn.emit("ended", None, winner=seat)
+    card = draft.state["pile"].pop()
+    draft.state["hands"][seat].append(card)
+    draft.emit("took", seat, card=card, cards=list(draft.state["hands"][seat]))
+    draft.emit("counted", seat, cards=list(draft.state["hands"][seat]))
+    draft.state["status"] = FINISHED
+    draft.emit("ended", None, winner=seat)
 
 
-def _leak(turn: Turn, seat: int, move: dict[str, Any]) -> None:
+def _leak(draft: Draft, seat: int, move: dict[str, Any]) -> None:
     """Emits an undeclared event showing the seat's hand."""
-    turn.state["status"] = FINISHED
-    turn.emit("hand_shown", seat, cards=list(turn.state["hands"][seat]))
+    draft.state["status"] = FINISHED
+    draft.emit("hand_shown", seat, cards=list(draft.state["hands"][seat]))
     REACHED.append("after hand_shown")
 
 
-def _sneak(turn: Turn, seat: int, move: dict[str, Any]) -> None:
+def _sneak(draft: Draft, seat: int, move: dict[str, Any]) -> None:
     """Appends an undeclared event without ``emit``."""
-    turn.state["status"] = FINISHED
-    turn.events.append({"type": "hand_shown", "seat": seat, "cards": list(turn.state["hands"][seat])})
+    draft.state["status"] = FINISHED
+    draft.events.append({"type": "hand_shown", "seat": seat, "cards": list(draft.state["hands"][seat])})
 
 
 class Toy(Game):
@@ -155,10 +155,10 @@ class Toy(Game):
     def canonical_deck(self, options: dict[str, Any]) -> list[str]:
         return []
 
-    def setup(self, turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
-        turn.state.update({"status": ACTIVE, "phase": "play", "round": 1, "rounds": 1, "scores": [0, 0],
+    def setup(self, draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
+        draft.state.update({"status": ACTIVE, "phase": "play", "round": 1, "rounds": 1, "scores": [0, 0],
                            "names": names, "hands": [["a1", "a2"], ["b1"]], "pile": ["c1", "c2"]})
-        turn.emit("started", None, names=list(names))
+        draft.emit("started", None, names=list(names))
 
     def to_act(self, state: dict[str, Any]) -> list[int]:
         return [0] if state["status"] == ACTIVE else []
@@ -177,9 +177,9 @@ class Toy(Game):
 class SneakySetup(Toy):
     """Sets up with an undeclared event appended without ``emit``."""
 
-    def setup(self, turn: Turn, names: list[str], seed: int, options: dict[str, Any]) -> None:
-        super().setup(turn, names, seed, options)
-        turn.events.append({"type": "hand_shown", "seat": 0, "cards": turn.state["hands"][0]})
+    def setup(self, draft: Draft, names: list[str], seed: int, options: dict[str, Any]) -> None:
+        super().setup(draft, names, seed, options)
+        draft.events.append({"type": "hand_shown", "seat": 0, "cards": draft.state["hands"][0]})
 
 
 TOY = Toy()
@@ -201,13 +201,13 @@ def test_declared_events_pass_through_play():
 
 
 def test_emit_refuses_an_undeclared_event_when_it_is_emitted():
-    """``Turn.emit`` raises :class:`UndeclaredEvent` at once: the event is not
+    """``Draft.emit`` raises :class:`UndeclaredEvent` at once: the event is not
     recorded and the handler does not run on past it."""
-    turn = Turn(TOY, {"hands": [["a1"], []]})
-    turn.emit("started", None, names=[])
+    draft = Draft(TOY, {"hands": [["a1"], []]})
+    draft.emit("started", None, names=[])
     with pytest.raises(UndeclaredEvent, match="hand_shown"):
-        turn.emit("hand_shown", 0, cards=["a1"])
-    assert [e["type"] for e in turn.events] == ["started"]
+        draft.emit("hand_shown", 0, cards=["a1"])
+    assert [e["type"] for e in draft.events] == ["started"]
 
     REACHED.clear()
     state = _toy_state()
@@ -300,12 +300,12 @@ def test_no_redaction_mutates_its_event(kind: str):
 def test_an_undeclared_field_raises_at_emission():
     """``took`` declares ``card`` private; carrying ``secret_next`` as well
     raises at ``emit``, so the event is never recorded."""
-    turn = Turn(TOY, {})
+    draft = Draft(TOY, {})
     with pytest.raises(UndeclaredEvent, match="secret_next"):
-        turn.emit("took", 0, card="c2", cards=["c2"], secret_next="c1")
+        draft.emit("took", 0, card="c2", cards=["c2"], secret_next="c1")
     with pytest.raises(UndeclaredEvent, match="cards"):
-        turn.emit("took", 0, card="c2")
-    assert turn.events == []
+        draft.emit("took", 0, card="c2")
+    assert draft.events == []
 
 
 @pytest.mark.parametrize("viewer", TOY_VIEWERS, ids=lambda v: f"{v.role}{v.seat}")
@@ -424,13 +424,13 @@ def _leaky_handlers(game: Game, how: str) -> dict[str, Handler]:
     undeclared event ``hand_shown``: emitted, or appended past ``emit``."""
 
     def wrap(handler: Handler) -> Handler:
-        def leaky(turn: Turn, seat: int, move: dict[str, Any]) -> None:
-            handler(turn, seat, move)
-            secret = game.view(turn.state, ADMIN_VIEWER)["players"][seat]
+        def leaky(draft: Draft, seat: int, move: dict[str, Any]) -> None:
+            handler(draft, seat, move)
+            secret = game.view(draft.state, ADMIN_VIEWER)["players"][seat]
             if how == "emit":
-                turn.emit("hand_shown", seat, player=secret)
+                draft.emit("hand_shown", seat, player=secret)
             else:
-                turn.events.append({"type": "hand_shown", "seat": seat, "player": secret})
+                draft.events.append({"type": "hand_shown", "seat": seat, "player": secret})
         return leaky
 
     return {kind: wrap(handler) for kind, handler in game.handlers.items()}
