@@ -788,7 +788,7 @@ class Game(Generic[StateT]):
             return self.resign(state, seat, move)
         return self.apply(state, seat, move, by, reason)
 
-    def posted_move(self, state: State, seat: int, move: Move) -> Move:
+    def posted_move(self, state: StateT, seat: int, move: Move) -> Move:
         """The move :meth:`play` applies for a posted ``move``: the listed
         legal move it names (by its fields, or by its ``id``: contract "Moves
         as numbers"), or a ``resign`` as posted.  Raises in the contract's
@@ -810,7 +810,7 @@ class Game(Generic[StateT]):
             raise IllegalMove(self.why_illegal(state, seat, move, legal))
         return candidate
 
-    def _numbered(self, state: State, seat: int, move: Move) -> Move:
+    def _numbered(self, state: StateT, seat: int, move: Move) -> Move:
         """The listed legal move with the posted move's ``id``; with other
         fields too, they must name that same move."""
         action = move["id"]
@@ -823,7 +823,7 @@ class Game(Generic[StateT]):
                               "another move; post the id alone, or the fields alone")
         return found
 
-    def _why_no_id(self, state: State, seat: int, action: Any) -> str:
+    def _why_no_id(self, state: StateT, seat: int, action: Any) -> str:
         if not _is_int(action):
             return f"a move's id must be an integer 0…{self.actions - 1}"
         ids = sorted(self.action_id(m) for m in self.legal_moves(state, seat))
@@ -850,7 +850,7 @@ class Game(Generic[StateT]):
         ``ValueError`` for a move outside the space (``resign``)."""
         return self.action_space.id_of(move)
 
-    def move_of_action(self, state: State, seat: int, action: int) -> Move | None:
+    def move_of_action(self, state: StateT, seat: int, action: int) -> Move | None:
         """The listed legal move of ``seat`` whose id is ``action``, or ``None``."""
         if not _is_int(action) or state["status"] != ACTIVE or seat not in self.to_act(state):
             return None
