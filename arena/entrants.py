@@ -8,6 +8,9 @@ it after the kind):
 - ``server:random`` / ``server:heuristic``: the same bot played by the server
   (a bot seat, ``{"name": NAME, "bot": "heuristic"}`` at creation): its moves
   are made inside the request that hands it the turn;
+- ``ismcts`` (or ``server:ismcts``): OpenSpiel's ISMCTS bot, always a bot seat
+  (it searches the match through the engine's worlds, which only the server
+  holds), so the server must enable it (``LODGE_ISMCTS_BOTS=1``, docs/ai.md);
 - ``cmd:<command line>``: an external program in any language, started once
   per match and seat.  It gets ``LODGE_URL``, ``LODGE_MATCH_ID``,
   ``LODGE_SEAT`` and ``LODGE_TOKEN`` in its environment and plays through the
@@ -25,7 +28,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from bots import KINDS
+from bots import ISMCTS, KINDS
 
 EXTERNAL = "cmd"
 SERVER = "server:"
@@ -67,8 +70,10 @@ class Entrant:
                 raise ValueError(f"bot {spec!r}: 'cmd:' needs a command line")
             shlex.split(command)  # ValueError on unbalanced quotes
             return cls(name, EXTERNAL, command)
-        if kind.removeprefix(SERVER) not in KINDS:
-            raise ValueError(f"bot {spec!r}: unknown kind {kind!r}; use {', '.join(KINDS)}, "
+        if kind == ISMCTS:
+            return cls(name, SERVER + ISMCTS)
+        if kind.removeprefix(SERVER) not in (*KINDS, ISMCTS):
+            raise ValueError(f"bot {spec!r}: unknown kind {kind!r}; use {', '.join((*KINDS, ISMCTS))}, "
                              f"{', '.join(SERVER + k for k in KINDS)} or cmd:<command line>")
         return cls(name, kind)
 

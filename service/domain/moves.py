@@ -15,6 +15,7 @@ import contextlib
 import functools
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +44,7 @@ from service.domain.history import replay, stamp
 from service.domain.views import legal_for, redact, view_of
 from service.http.errors import ApiError, clip_echoes
 from service.ops import metrics
-from service.store.store import ApplyResult, DamagedMatch, Meta, Snapshot, Store, fingerprint
+from service.store.store import ApplyResult, Archive, DamagedMatch, Meta, Snapshot, Store, fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -269,8 +270,19 @@ class MovePipeline:
                       timed: int | None = None) -> ServerMoves:
         """:func:`server_moves`; the bots' thinking is not store time, so it
         does not spend the request's store budget."""
+        stored = functools.cache(functools.partial(self._stored_events, meta.match_id, snap.version - len(steps)))
         with self.store.off_budget():
-            return server_moves(game, meta, snap, steps, timed)
+            return server_moves(game, meta, snap, steps, timed, stored)
+
+    def _stored_events(self, match_id: str, upto: int) -> list[dict[str, Any]]:
+        """The match's stored events up to version ``upto``: the history a
+        searching bot (:data:`bots.ISMCTS`) reads through its seat's worlds."""
+        with self.store.budget():
+            found = self.store.events_since(match_id, -1)
+        if found is None or isinstance(found[1], Archive):  # gone or finished: the write will say
+            return []
+        events = (orjson.loads(e) for e in found[1])
+        return [e for e in events if e["version"] <= upto]
 
     # --- the write -----------------------------------------------------------
     def _write(self, match_id: str, game: Game, meta: Meta, expected: int, moves: ServerMoves,
@@ -319,12 +331,14 @@ def owed_seat(game: Game, meta: Meta, state: dict[str, Any]) -> tuple[int, str] 
 
 
 def server_moves(game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
-                 timed: int | None = None) -> ServerMoves:
+                 timed: int | None = None, stored: Callable[[], list[dict[str, Any]]] = list) -> ServerMoves:
     """The moves the server plays after ``snap`` (reached by ``steps``, the
     request's own move): seat ``timed``'s fallback first when its clock ran
     out (``by: "clock"``), then, while a bot seat or a resigned seat is to
     act, its move (``by: "bot"`` / ``"resigned"``), like the engine's
-    automatic moves; at most :data:`AUTO_MOVES` and :data:`AUTO_SECONDS`."""
+    automatic moves; at most :data:`AUTO_MOVES` and :data:`AUTO_SECONDS`.
+    ``stored`` gives the match's events stored before ``steps`` (read only
+    by a searching bot)."""
     steps, state, version = list(steps), snap.state, snap.version
     now, started, played = clock.now_ms(), time.monotonic(), 0
     owed = (timed, BY_CLOCK) if timed is not None else owed_seat(game, meta, state)
@@ -334,7 +348,7 @@ def server_moves(game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
                                steps, owed=True)
         seat, by = owed
         move = _server_decision(game, meta, Snapshot(version, state, clock.deadlines(
-            game, meta.clock_ms, state, now)), seat, by)
+            game, meta.clock_ms, state, now)), seat, by, functools.partial(_history, stored, steps))
         state, events = game.play(state, seat, move, by)
         version, played = version + 1, played + 1
         steps.append(({"version": version, "seat": seat, "move": move, "by": by}, stamp(events, version)))
@@ -342,13 +356,21 @@ def server_moves(game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
     return ServerMoves(Snapshot(version, state, clock.deadlines(game, meta.clock_ms, state, now)), steps)
 
 
-def _server_decision(game: Game, meta: Meta, snap: Snapshot, seat: int, by: str) -> Move:
+def _history(stored: Callable[[], list[dict[str, Any]]], steps: list[Step]) -> list[dict[str, Any]]:
+    """The match's events: the stored ones, then those of ``steps``."""
+    return [*stored(), *(e for _, events in steps for e in events)]
+
+
+def _server_decision(game: Game, meta: Meta, snap: Snapshot, seat: int, by: str,
+                     history: Callable[[], list[dict[str, Any]]]) -> Move:
     """A bot seat's choice, made from exactly that seat's view (what its GET
-    returns) and legal moves; else the game's fallback (:meth:`Game.fallback`)."""
+    returns) and legal moves (a searching bot: from the match, read only
+    through its seat's worlds, :func:`bots.decide`); else the game's fallback
+    (:meth:`Game.fallback`)."""
     if by == BY_BOT:
         view = view_of(game, meta, snap, seat_viewer(seat))
         choice = bots.decide(str(meta.bots[seat]), game.id, seat, meta.seed, snap.version, view,
-                             game.legal_moves(snap.state, seat))
+                             game.legal_moves(snap.state, seat), lambda: (snap.state, history()))
     else:
         choice = game.fallback(snap.state, seat)
     return {k: v for k, v in choice.items() if k != "label"}
