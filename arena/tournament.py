@@ -26,7 +26,7 @@ import orjson
 from tqdm import tqdm
 
 import bots
-from bots import bot_class
+from bots import ISMCTS, bot_class
 
 from .client import DEFAULT_URL, JSON, LodgeClient
 from .entrants import Entrant
@@ -78,7 +78,7 @@ def check(config: TournamentConfig, catalogue_entry: JSON) -> None:
         raise ValueError(f"--move-timeout is the server's clock: 0 (none) or {MIN_CLOCK:g}…{MAX_CLOCK:g} "
                          f"seconds; got {config.move_timeout:g}")
     for entrant in config.entrants:
-        if not entrant.external:
+        if not entrant.external and entrant.server_bot != ISMCTS:  # the server says whether it plays ismcts
             bot_class(entrant.server_bot or entrant.kind, config.game)
 
 
