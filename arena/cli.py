@@ -1,14 +1,16 @@
 """``lodge-arena``: tournaments, single matches and replays against a Lodge
 server (default: the local ``make run`` at http://127.0.0.1:8000); see
 :data:`EXAMPLES`.  Bots are ``NAME=random``, ``NAME=heuristic``,
-``NAME=server:heuristic`` (played by the server) or ``NAME=cmd:"python
-mybot.py"`` (:mod:`arena.entrants`); a bare kind is named after itself.
+``NAME=server:heuristic`` (played by the server), ``NAME=cmd:"python
+mybot.py"`` or ``NAME=webhook:URL`` (:mod:`arena.entrants`); a bare kind is
+named after itself.
 ``play --bots heuristic,random`` seats a person at the terminal against
 server bots (:mod:`arena.human`).
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -20,9 +22,10 @@ import orjson
 
 from bots import KINDS
 
-from . import human, results, tournament
+from . import human, ladder, results, tournament
 from .client import DEFAULT_URL, LodgeClient, LodgeError, Unreachable
 from .entrants import Entrant
+from .ladder import ServerLadder
 from .referee import MatchPlan, Referee
 from .replay import replay
 from .show import LEGEND, event_line, view_lines
@@ -34,6 +37,7 @@ EXAMPLES = """examples (with `make run` serving):
   lodge-arena tournament biberbande --bot random --bot heuristic --matches 100 --duplicate
   lodge-arena tournament biberclan --bot h=heuristic --bot mine=cmd:"python mybot.py" --matches 30
   lodge-arena tournament thirteen-beavers --bot mine=heuristic --bot theirs=server:heuristic
+  lodge-arena tournament biberbande --bot a=heuristic --bot b=server:random --matches 50 --ladder weekly
   lodge-arena play mein-lieber-biber --bot ana=heuristic --bot bo=random
   lodge-arena play biberbande --bots heuristic,random --clock 30   # you against two server bots
   lodge-arena replay arena-results/biberbande-*/records/match-00007.json"""
@@ -88,7 +92,8 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--bot", dest="bots", action="append", type=_entrant, metavar="NAME=KIND",
                        help="an entrant: NAME=random, NAME=heuristic (in this process), NAME=server:random, "
                             "NAME=server:heuristic (played by the server), NAME=ismcts (a server bot seat; the "
-                            "server must enable it) or NAME=cmd:\"program args\" "
+                            "server must enable it), NAME=cmd:\"program args\", "
+                            "NAME=webhook:URL (the server calls it; secret in LODGE_WEBHOOK_SECRET) "
                             "(repeat; default: random and heuristic)")
         p.add_argument("--seed", type=int, default=0, help="seed of every deal and bot (default 0)")
         p.add_argument("--options", type=_options, default={}, help="game options as a JSON object")
@@ -106,6 +111,10 @@ def parser() -> argparse.ArgumentParser:
                    help="play every deal once per seat rotation so luck cancels out")
     t.add_argument("--out", type=Path, help="results folder (default arena-results/<game>-<time>)")
     t.add_argument("--keep-matches", action="store_true", help="leave the matches on the server")
+    t.add_argument("--ladder", nargs="?", const="", metavar="NAME",
+                   help="rate the matches on the server too: a new server ladder (named NAME, default the "
+                        "results folder's name) with every bot registered; its leaderboard is printed and "
+                        "its id and tokens written to ladder.json")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
 
     p = sub.add_parser("play", help="one match: watch bots (--bot) or play against server bots (--bots)")
@@ -152,6 +161,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         game=args.game, entrants=args.bots, matches=args.matches, seats=seats, seed=args.seed,
         parallel=args.parallel, duplicate=args.duplicate, move_timeout=args.move_timeout,
         options=args.options, url=args.url, keep_matches=args.keep_matches)
+    if args.ladder is not None:
+        config = dataclasses.replace(config, ladder=_server_ladder(config, args.ladder or out.name, out))
     run = tournament.run(config, out_dir=out, progress=not args.quiet)
     if not run.outcomes:
         print("lodge-arena: interrupted before any match ended", file=sys.stderr)
@@ -164,8 +175,21 @@ def cmd_tournament(args: argparse.Namespace) -> int:
           f"({run.matches_per_minute:.1f} matches/min), {seats} seats"
           + (", duplicate" if args.duplicate else ""))
     print(results.table(rows))
+    if config.ladder is not None:
+        with LodgeClient(args.url) as client:
+            print(ladder.table(client.ladder(config.ladder.ladder_id)))
     print("written: " + ", ".join(str(p) for p in paths.values()) + f", {out / 'records'}/")
     return INTERRUPTED if run.interrupted else 0
+
+
+def _server_ladder(config: tournament.TournamentConfig, name: str, out: Path) -> ServerLadder:
+    """A new server ladder with the tournament's bots, saved to ``ladder.json`` in ``out``."""
+    with LodgeClient(config.url) as client:
+        tournament.check(config, client.game(config.game))
+        server = ladder.open_ladder(client, config.game, name, config.entrants)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "ladder.json").write_bytes(orjson.dumps(server.to_json(), option=orjson.OPT_INDENT_2))
+    return server
 
 
 def cmd_play(args: argparse.Namespace) -> int:

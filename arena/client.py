@@ -83,6 +83,10 @@ class GameNotFound(NotFound):
     code = "game_not_found"
 
 
+class LadderNotFound(NotFound):
+    code = "ladder_not_found"
+
+
 class Conflict(LodgeError):
     """409: the move came at the wrong time; nothing changed."""
     code = "conflict"
@@ -160,7 +164,7 @@ class Unreachable(LodgeError):
 
 #: problem+json ``code`` -> exception class.
 ERRORS: dict[str, type[LodgeError]] = {cls.code: cls for cls in (
-    InvalidRequest, Unauthenticated, Forbidden, NotFound, MatchNotFound, GameNotFound,
+    InvalidRequest, Unauthenticated, Forbidden, NotFound, MatchNotFound, GameNotFound, LadderNotFound,
     VersionConflict, NotYourTurn, MatchFinished, SeatTaken, PayloadTooLarge, IllegalMove, InvalidOptions,
     IdempotencyKeyReused, RateLimited, StoreUnavailable)}
 #: Fallback by status when a body has an unknown code (or is not problem+json).
@@ -330,11 +334,13 @@ class LodgeClient:
     # --- matches --------------------------------------------------------
     def create(self, game: str, players: list[str | JSON] | int, *, seed: int | None = None,
                options: JSON | None = None, per_move_ms: int | None = None,
-               public: bool = False) -> CreatedMatch:
+               public: bool = False, ladder: JSON | None = None) -> CreatedMatch:
         """A new match.  A player is a name or an object: ``{"name": "bo",
         "bot": "heuristic"}`` is a seat the server plays, ``{"name": "cy",
         "open": True}`` one claimed later.  ``per_move_ms`` sets the clock:
-        a seat that has not moved by its deadline gets its fallback move."""
+        a seat that has not moved by its deadline gets its fallback move.
+        ``ladder`` (``{"id", "token"}``) makes it a ladder match: each player
+        is then ``{"entrant": <entrant id>}`` (and ``"bot"`` for a server bot)."""
         body: JSON = {"game": game, "players": players}
         if seed is not None:
             body["seed"] = seed
@@ -344,6 +350,8 @@ class LodgeClient:
             body["clock"] = {"per_move_ms": per_move_ms}
         if public:
             body["public"] = True
+        if ladder is not None:
+            body["ladder"] = ladder
         data = self._json("POST", "/v1/matches", body=body)
         return CreatedMatch(match_id=data["match_id"], game=data["game"], version=data["version"],
                             seed=data["seed"], seats=[Seat.from_json(s) for s in data["seats"]],
@@ -413,3 +421,16 @@ class LodgeClient:
 
     def delete(self, match_id: str, token: str) -> None:
         self._request("DELETE", f"/v1/matches/{match_id}", token=token)
+
+    # --- ladders ----------------------------------------------------------
+    def create_ladder(self, game: str, name: str) -> JSON:
+        """A new rating ladder: ``ladder_id``, ``game``, ``name``, ``admin_token``."""
+        return self._json("POST", "/v1/ladders", body={"game": game, "name": name})
+
+    def add_entrant(self, ladder_id: str, admin_token: str, name: str) -> JSON:
+        """Register an entrant: ``entrant_id``, ``name`` and its ``token``."""
+        return self._json("POST", f"/v1/ladders/{ladder_id}/entrants", token=admin_token, body={"name": name})
+
+    def ladder(self, ladder_id: str) -> JSON:
+        """The leaderboard: ``matches`` and ``entrants``, best rating first."""
+        return self._json("GET", f"/v1/ladders/{ladder_id}")

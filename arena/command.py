@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 #: What the ``arena`` extra of pyproject.toml installs, by import name.
-ARENA_PACKAGES = ("requests", "openskill", "matplotlib", "tqdm")
+ARENA_PACKAGES = ("requests", "matplotlib", "tqdm")
 
 
 def main() -> int:

@@ -17,6 +17,11 @@ it after the kind):
   HTTP API on its own until the match is finished (``arena/examples/
   external_bot.py`` is a complete one).  A leading ``python`` or ``python3``
   means the Python running the harness.
+- ``webhook:<url>``: a webhook seat (1.2): the server calls the bot's HTTP
+  service at ``url`` for every decision (``arena/examples/webhook_bot.py``
+  is a complete one; the server's ``WEBHOOK_HOSTS`` must allow its host).
+  The calls are signed with the secret in ``LODGE_WEBHOOK_SECRET`` (16…256
+  characters, the same for every webhook entrant), never on the command line.
 """
 from __future__ import annotations
 
@@ -25,20 +30,25 @@ import shlex
 import subprocess
 import sys
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bots import ISMCTS, KINDS
 
 EXTERNAL = "cmd"
 SERVER = "server:"
+WEBHOOK = "webhook"
+#: The environment variable holding the webhook entrants' secret.
+SECRET_ENV = "LODGE_WEBHOOK_SECRET"
 
 
 @dataclass(frozen=True)
 class Entrant:
     name: str
     kind: str
-    command: str | None = None
+    command: str | None = None   # cmd: the command line; webhook: the url
+    secret: str | None = field(default=None, repr=False)
 
     @property
     def external(self) -> bool:
@@ -49,10 +59,21 @@ class Entrant:
         """The bot kind the server plays for this entrant (``server:KIND``), else None."""
         return self.kind[len(SERVER):] if self.kind.startswith(SERVER) else None
 
-    def player(self) -> str | dict[str, str]:
-        """This entrant in a create request's ``players``."""
+    @property
+    def server_played(self) -> bool:
+        """Whether the server makes this entrant's moves (a bot or webhook seat)."""
+        return self.server_bot is not None or self.kind == WEBHOOK
+
+    def player(self, entrant_id: str | None = None) -> str | dict[str, Any]:
+        """This entrant in a create request's ``players``; in a ladder match,
+        as its ladder entrant ``entrant_id``."""
+        seat: dict[str, Any] = {"name": self.name} if entrant_id is None else {"entrant": entrant_id}
+        if self.kind == WEBHOOK:
+            return {**seat, "webhook": {"url": self.command, "secret": self.secret}}
         bot = self.server_bot
-        return self.name if bot is None else {"name": self.name, "bot": bot}
+        if bot is not None:
+            seat["bot"] = bot
+        return self.name if seat == {"name": self.name} else seat
 
     @classmethod
     def parse(cls, spec: str) -> Entrant:
@@ -70,12 +91,25 @@ class Entrant:
                 raise ValueError(f"bot {spec!r}: 'cmd:' needs a command line")
             shlex.split(command)  # ValueError on unbalanced quotes
             return cls(name, EXTERNAL, command)
+        if kind.startswith(WEBHOOK + ":"):
+            return cls._webhook(spec, name, kind[len(WEBHOOK) + 1:].strip())
         if kind == ISMCTS:
             return cls(name, SERVER + ISMCTS)
         if kind.removeprefix(SERVER) not in (*KINDS, ISMCTS):
             raise ValueError(f"bot {spec!r}: unknown kind {kind!r}; use {', '.join((*KINDS, ISMCTS))}, "
-                             f"{', '.join(SERVER + k for k in KINDS)} or cmd:<command line>")
+                             f"{', '.join(SERVER + k for k in KINDS)}, cmd:<command line> or webhook:<url>")
         return cls(name, kind)
+
+    @classmethod
+    def _webhook(cls, spec: str, name: str, url: str) -> Entrant:
+        """``NAME=webhook:URL``, signed with the secret in :data:`SECRET_ENV`."""
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"bot {spec!r}: 'webhook:' needs an http:// or https:// URL")
+        secret = os.environ.get(SECRET_ENV, "")
+        if not 16 <= len(secret) <= 256:
+            raise ValueError(f"bot {spec!r}: a webhook entrant needs {SECRET_ENV} set to its secret "
+                             "(16…256 characters)")
+        return cls(name, WEBHOOK, url, secret)
 
     def describe(self) -> str:
         return f"{self.name}={self.kind}" + (f":{self.command}" if self.command else "")

@@ -21,8 +21,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from engine.ranking import places
+
 from .client import JSON, LodgeClient, MatchFinished, VersionConflict, legal_of
-from .referee import places
 from .show import event_line, fields, view_lines
 
 RESIGN = "resign"

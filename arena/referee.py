@@ -32,6 +32,8 @@ legal moves list) through the admin token at once.
 External bots start with the match, so their first turn's time includes
 their start-up.
 The match's record is fetched at the end, so every match can be replayed.
+With a server ladder (``tournament --ladder``) every match is created as a
+ladder match, each seat named by its entrant's ladder id.
 """
 from __future__ import annotations
 
@@ -44,9 +46,11 @@ from pathlib import Path
 from typing import Any
 
 from bots import Bot, make_bot
+from engine.ranking import places
 
 from .client import JSON, IllegalMove, LodgeClient, MatchFinished, VersionConflict, legal_of
 from .entrants import Entrant, start_external, stop_external
+from .ladder import ServerLadder
 
 #: Longest single long-poll while waiting for an external bot, so that a bot
 #: that exits is noticed within this many seconds.
@@ -103,18 +107,6 @@ class MatchOutcome:
         return summary if self.record is None else {**summary, "record": self.record}
 
 
-def places(ranking: list[list[int]], n: int) -> list[int]:
-    """1-based place per seat from a result's ``ranking`` groups; equal
-    results share a place and the next place skips (1, 1, 3)."""
-    place = [0] * n
-    better = 0
-    for group in ranking:
-        for seat in group:
-            place[seat] = better + 1
-        better += len(group)
-    return place
-
-
 @dataclass
 class _Seat:
     entrant: Entrant
@@ -148,20 +140,24 @@ class Referee:
 
     def __init__(self, client: LodgeClient, game: str, *, options: JSON | None = None,
                  move_timeout: float | None = None, logs: Path | None = None,
-                 keep_matches: bool = False, observer: Observer | None = None):
+                 keep_matches: bool = False, observer: Observer | None = None,
+                 ladder: ServerLadder | None = None):
         self.client = client
         self.game = game
         self.options = options or {}
         self.move_timeout = move_timeout
         self.logs = logs
         self.keep_matches = keep_matches
+        self.ladder = ladder
         self.observer = observer
 
     def play(self, plan: MatchPlan) -> MatchOutcome:
         started = time.monotonic()
         clock = None if self.move_timeout is None else round(self.move_timeout * 1000)
-        created = self.client.create(self.game, [e.player() for e in plan.lineup], seed=plan.seed,
-                                     options=self.options, per_move_ms=clock)
+        ladder = self.ladder
+        players = [e.player(None if ladder is None else ladder.entrants[e.name]) for e in plan.lineup]
+        created = self.client.create(self.game, players, seed=plan.seed, options=self.options, per_move_ms=clock,
+                                     ladder=None if ladder is None else ladder.ref())
         match_id, admin = created.match_id, created.admin_token
         seats = [_Seat(entrant, seat.token) for entrant, seat in zip(plan.lineup, created.seats)]
         try:
@@ -171,7 +167,7 @@ class Referee:
                     log = self.logs / f"match-{plan.index:05d}-seat-{s}.log" if self.logs else None
                     seat.process = start_external(seat.entrant.command or "", url=self.client.url,
                                                   match_id=match_id, seat=s, token=seat.token, log=log)
-                elif seat.entrant.server_bot is None:
+                elif not seat.entrant.server_played:
                     seat.bot = make_bot(seat.entrant.kind, self.game, s, plan.bot_seeds[s])
             known = _Known(created.state)
             self._observe(match_id, known.view)

@@ -29,7 +29,8 @@ import bots
 from bots import ISMCTS, bot_class
 
 from .client import DEFAULT_URL, JSON, LodgeClient
-from .entrants import Entrant
+from .entrants import WEBHOOK, Entrant
+from .ladder import ServerLadder
 from .referee import MAX_CLOCK, MIN_CLOCK, MatchOutcome, MatchPlan, Referee
 
 SEED_BITS = 53  # match seeds are 0 … 2^53−1 (api.md 1.2)
@@ -54,12 +55,14 @@ class TournamentConfig:
     options: JSON = field(default_factory=dict)
     url: str = DEFAULT_URL
     keep_matches: bool = False
+    ladder: ServerLadder | None = None  # every match a match of this server ladder
 
     def to_json(self) -> JSON:
         return {"game": self.game, "entrants": [e.describe() for e in self.entrants],
                 "matches": self.matches, "seats": self.seats, "seed": self.seed,
                 "parallel": self.parallel, "duplicate": self.duplicate,
-                "move_timeout": self.move_timeout, "options": self.options, "url": self.url}
+                "move_timeout": self.move_timeout, "options": self.options, "url": self.url,
+                **({} if self.ladder is None else {"ladder": self.ladder.ladder_id})}
 
 
 def check(config: TournamentConfig, catalogue_entry: JSON) -> None:
@@ -78,7 +81,8 @@ def check(config: TournamentConfig, catalogue_entry: JSON) -> None:
         raise ValueError(f"--move-timeout is the server's clock: 0 (none) or {MIN_CLOCK:g}…{MAX_CLOCK:g} "
                          f"seconds; got {config.move_timeout:g}")
     for entrant in config.entrants:
-        if not entrant.external and entrant.server_bot != ISMCTS:  # the server says whether it plays ismcts
+        # a webhook is the bot's own service; whether the server plays ismcts only the server says
+        if not entrant.external and entrant.kind != WEBHOOK and entrant.server_bot != ISMCTS:
             bot_class(entrant.server_bot or entrant.kind, config.game)
 
 
@@ -137,7 +141,7 @@ def run(config: TournamentConfig, *, out_dir: Path | None = None, progress: bool
             clients.append(client)
             local.referee = Referee(client, config.game, options=config.options,
                                     move_timeout=config.move_timeout, logs=logs,
-                                    keep_matches=config.keep_matches)
+                                    keep_matches=config.keep_matches, ladder=config.ladder)
         return local.referee
 
     def play(plan: MatchPlan) -> MatchOutcome:

@@ -1,5 +1,7 @@
 """``make bench``: engine playouts for every game, HTTP against the reference,
-then a random-bot tournament's one request per move against two.
+random playouts through simulate against the in-process engine
+(:mod:`bench.simulate_bench`), then a random-bot tournament's one request
+per move against two.
 
 Per game, Lodge and bench/reference_app.py run side by side (same gunicorn
 settings, same Redis, alternating rounds; per-client rate limits off unless
@@ -16,7 +18,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from bench import arena, engine_bench, http_bench, write_report
+from bench import arena, engine_bench, http_bench, simulate_bench, write_report
 from devtools.servers import start_redis, stop_process
 from engine import REGISTRY
 
@@ -33,6 +35,7 @@ def main() -> None:
                         help="measured HTTP requests per scenario and app (more: less noise)")
     parser.add_argument("--rounds", type=int, default=http_bench.ROUNDS, help="alternating HTTP rounds per scenario")
     parser.add_argument("--skip-tournament", action="store_true", help="no one-vs-two-requests tournament")
+    parser.add_argument("--skip-simulate", action="store_true", help="no simulate-against-engine benchmark")
     parser.add_argument("--loop-matches", type=int, default=6, help="tournament matches per loop and game")
     parser.add_argument("--games", nargs="*", default=[g.id for g in REGISTRY],
                         help="games of the HTTP benchmark and the tournament")
@@ -53,6 +56,10 @@ def main() -> None:
             stop_process(redis)
         print(json.dumps({"http": report["http"]}, indent=2), flush=True)
         print(table(report["http"]), flush=True)
+    if not args.skip_simulate:
+        report["simulate"] = simulate_bench.run()
+        print(json.dumps({"simulate": report["simulate"]}, indent=2), flush=True)
+        print(simulate_bench.table(report["simulate"]), flush=True)
     if not args.skip_tournament:
         report["tournament"] = arena.compare_loops(args.games, args.loop_matches, arena.BEFORE_ONE_REQUEST)
         print(tournament_table(report["tournament"]), flush=True)

@@ -641,11 +641,7 @@ def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pool
         if label != FACE_UP:
             pools.gone[label][code] += 1
 
-    for event in worlds.since_last(events, (EVENT_ROUND_STARTED,)):
-        rule = _OWN_EVENTS.get(event["type"])
-        if rule is None:  # resigned, timed_out: no card moves
-            continue
-        e = rule.redact(event, viewer)
+    for e in worlds.round_as_seen(events, _OWN_EVENTS, viewer, EVENT_ROUND_STARTED):
         kind, actor = e["type"], e["seat"]
         if kind == EVENT_DEALT:
             face_up(0, e["discard"][0])

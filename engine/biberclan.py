@@ -810,11 +810,7 @@ def _pools_of_history(state: State, seat: int, events: Sequence[Event]) -> _Pool
     viewer = core.seat_viewer(seat)
     pools = _Pools([canonical(state["with_biberbande"])], [Counter()], [[0] * CASTLE_SIZE for _ in state["castles"]])
     discard: list[str] = []
-    for event in worlds.since_last(events, (EVENT_ROUND_STARTED,)):
-        rule = _OWN_EVENTS.get(event["type"])
-        if rule is None:  # resigned, timed_out: no card moves
-            continue
-        e = rule.redact(event, viewer)
+    for e in worlds.round_as_seen(events, _OWN_EVENTS, viewer, EVENT_ROUND_STARTED):
         kind, actor = e["type"], e["seat"]
         if kind == EVENT_DREW:
             pools.held = pools.draw

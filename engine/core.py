@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from engine.declaration import REQUIRED_PRESETS, RESULT, Declaration, EventType, enum, merge, public
+from engine.declaration import REQUIRED_PRESETS, RESULT, Declaration, EventType, described, enum, merge, public
 
 Move = dict[str, Any]
 Event = dict[str, Any]
@@ -470,13 +470,22 @@ EVENT_RESIGNED, EVENT_TIMED_OUT, EVENT_MATCH_ENDED = "resigned", "timed_out", "m
 #: Who made a move that is not the seat's own decision (the record's ``by``):
 #: a bot seat, the clock (a fallback after a deadline), or the server for a
 #: seat that resigned (its fallback).  A seat's own move has no ``by``.
-BY_BOT, BY_CLOCK, BY_RESIGNED = "bot", "clock", "resigned"
-BY = (BY_BOT, BY_CLOCK, BY_RESIGNED)
+BY_BOT, BY_CLOCK, BY_RESIGNED, BY_WEBHOOK = "bot", "clock", "resigned", "webhook"
+BY = (BY_BOT, BY_CLOCK, BY_RESIGNED, BY_WEBHOOK)
+#: Why a webhook seat's fallback was played (1.2): ``timed_out``'s ``reason``
+#: (no answer in time; another status or a body that is not a move; an
+#: illegal move).  A clock's fallback for any other seat has no reason.
+TIMED_OUT_REASONS = ("timeout", "error", "illegal")
 #: Events every game emits the same way, all public (a game's own
 #: ``match_ended`` is merged with the one of a resignation, :func:`merge`).
 CORE_EVENTS: tuple[EventType, ...] = (
     EventType(EVENT_RESIGNED, doc="1.1: the seat resigned"),
-    EventType(EVENT_TIMED_OUT, doc="1.1: the seat's deadline passed; its fallback move follows"),
+    EventType(EVENT_TIMED_OUT,
+              {"reason": public(described(enum(*TIMED_OUT_REASONS),
+                                          "1.2, webhook seats only: no answer in time, another status or a "
+                                          "body that is not a move, or an illegal move"))},
+              doc="1.1: the seat's deadline passed (1.2: or its webhook failed); its fallback move follows",
+              optional=("reason",)),
     EventType(EVENT_MATCH_ENDED, {"reason": public(enum("resigned")), "result": public(RESULT)},
               doc="1.1: the match ended because all seats but one resigned"),
 )
@@ -702,14 +711,16 @@ class Game:
             return []
         return self.seat_moves(state, seat)
 
-    def apply(self, state: State, seat: int, move: Move, by: str | None = None) -> tuple[State, list[Event]]:
+    def apply(self, state: State, seat: int, move: Move, by: str | None = None,
+              reason: str | None = None) -> tuple[State, list[Event]]:
         """Apply a move known to be legal to a copy of ``state`` through its
         handler; return the new state and its events.  A fallback played by
-        the clock (``by="clock"``) starts with ``timed_out {seat}``; a match
-        ending with resigned seats ranks them last (:func:`rank_resigned`)."""
+        the clock (``by="clock"``) starts with ``timed_out {seat}`` (with the
+        ``reason`` of a webhook seat's fallback, :data:`TIMED_OUT_REASONS`); a
+        match ending with resigned seats ranks them last (:func:`rank_resigned`)."""
         turn = self.turn_class(self, self.copy_state(state))
         if by == BY_CLOCK:
-            turn.emit(EVENT_TIMED_OUT, seat)
+            turn.emit(EVENT_TIMED_OUT, seat, **({} if reason is None else {"reason": reason}))
         self.handlers[move["type"]](turn, seat, move)
         order = resigned_seats(turn.state)
         if order and self.status(turn.state) == FINISHED:
@@ -728,10 +739,12 @@ class Game:
                 if "winners" in event:
                     event["winners"] = list(result["winners"])
 
-    def play(self, state: State, seat: int, move: Move, by: str | None = None) -> tuple[State, list[Event]]:
+    def play(self, state: State, seat: int, move: Move, by: str | None = None,
+             reason: str | None = None) -> tuple[State, list[Event]]:
         """Check and apply ``move`` for ``seat``: the one path of every move.
-        ``by`` says who decided it when not the seat (:data:`BY`); ``resign``
-        is open to any seat at any time (:meth:`resign`)."""
+        ``by`` says who decided it when not the seat (:data:`BY`), ``reason``
+        why a clock's fallback was played (:meth:`apply`); ``resign`` is open
+        to any seat at any time (:meth:`resign`)."""
         if self.status(state) == FINISHED:
             raise MatchFinished("the match is finished; no more moves are accepted")
         if move.get("type") == MOVE_RESIGN:
@@ -745,7 +758,7 @@ class Game:
         if candidate is None:
             legal = self.legal_moves(state, seat)
             raise IllegalMove(self.why_illegal(state, seat, move, legal))
-        return self.apply(state, seat, candidate, by)
+        return self.apply(state, seat, candidate, by, reason)
 
     def resign(self, state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
         """``{"type": "resign"}``: any seat of an active match, whether or not

@@ -19,8 +19,12 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from engine.core import Viewer
+    from engine.declaration import EventType
 
 T = TypeVar("T", bound=Hashable)
 E = TypeVar("E", bound=Mapping[str, Any])
@@ -58,6 +62,17 @@ def since_last(events: Sequence[E], kinds: Collection[str]) -> Sequence[E]:
         if events[i]["type"] in kinds:
             return events[i:]
     raise ValueError(f"the events hold no {' or '.join(sorted(kinds))} event")
+
+
+def round_as_seen(events: Sequence[Mapping[str, Any]], declared: Mapping[str, EventType], viewer: Viewer,
+                  round_started: str) -> Iterator[dict[str, Any]]:
+    """The current round's events (from the last ``round_started`` on) of
+    the game's own ``declared`` types, each as ``viewer`` saw it; the core's
+    events (``resigned``, ``timed_out``) move no card and are left out."""
+    for event in since_last(events, (round_started,)):
+        rule = declared.get(event["type"])
+        if rule is not None:
+            yield rule.redact(event, viewer)
 
 
 def deal(rng: random.Random, pool: Sequence[T], sizes: Sequence[int]) -> list[list[T]]:

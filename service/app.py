@@ -12,13 +12,15 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from service.domain.matches import Lodge
 from service.domain.stream import hide_query_token
+from service.domain.webhooks import Webhooks
 from service.http import bodies, cors, docs_ui, errors, openapi_games, play
 from service.http.api import Api
 from service.http.context import EXTENSION
-from service.http.routes import games, hot, matches, ops, seats, stream
+from service.http.routes import games, hot, ladders, matches, ops, seats, stream, worlds
 from service.http.smorest_compat import SyncFlask, url_rule
 from service.ops import limits, metrics
 from service.ops.config import Settings
+from service.ops.webhook_http import HostPolicy
 from service.store.notify import Notifier
 from service.store.redis_client import ReplicaWait
 from service.store.redis_client import build as redis_client_for
@@ -73,10 +75,12 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     store = Store(redis_client, ttl=settings.match_ttl, cache_size=settings.cache_size, settings=settings,
                   write=write)
     notifier = Notifier(redis_client, store.versions, safety=settings.notify_safety)
-    app.extensions[EXTENSION] = Lodge(store, registry, notifier)
+    hooks = Webhooks(HostPolicy.parse(settings.webhook_hosts), settings.webhook_timeout_ms,
+                     settings.webhook_concurrency)
+    app.extensions[EXTENSION] = Lodge(store, registry, notifier, webhooks=hooks)
     app.wsgi_app = hide_query_token(app.wsgi_app)  # type: ignore[method-assign,assignment]
     api = Api(app)
-    for blueprint in (games.blp, matches.blp, seats.blp, stream.blp, ops.blp):
+    for blueprint in (games.blp, matches.blp, seats.blp, stream.blp, ladders.blp, worlds.blp, ops.blp):
         api.register_blueprint(blueprint)
     _document_doc_routes(api)
     openapi_games.check_boards(list(registry))

@@ -93,9 +93,9 @@ def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[servers.
 
 #: API test modules that run on the Redis Cluster too: create, views, moves
 #: (racing, idempotent retries, idempotency_key_reused), events, record,
-#: delete, every game, compaction and lost keys of a match.
+#: delete, every game, compaction and lost keys of a match; ladders (their own slots).
 CLUSTER_MODULES = {"test_api_all_games", "test_api_clock", "test_api_moves", "test_api_events", "test_api_record",
-                   "test_api_views", "test_compaction", "test_store_faults"}
+                   "test_api_views", "test_compaction", "test_store_faults", "test_api_ladders"}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

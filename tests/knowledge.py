@@ -126,7 +126,7 @@ class Model:
     def core_events(self) -> dict[str, dict[str, FieldRule]]:
         """The events every game shares (engine/core.py), all public."""
         public = _public(self.vocab)
-        return {"resigned": {}, "timed_out": {},
+        return {"resigned": {}, "timed_out": {"reason": public},
                 "match_ended": {"result": public, "reason": public, "winners": public}}
 
 
@@ -336,12 +336,24 @@ class ThirteenBeavers(Model):
         return seen
 
 
-MODELS: dict[str, type[Model]] = {m.game_id: m for m in (Biberbande, BiberClan, MeinLieberBiber, ThirteenBeavers)}
+MODELS: dict[str, type[Model]] = {}
+
+
+def register(model: type[Model]) -> type[Model]:
+    """Make ``model`` the knowledge model of the game ``model.game_id``: the
+    four games' models below, a plugin game's beside it (``tests/toy_game.py``)."""
+    MODELS[model.game_id] = model
+    return model
+
+
+for _model in (Biberbande, BiberClan, MeinLieberBiber, ThirteenBeavers):
+    register(_model)
 
 
 def model_for(game: Game, n: int, options: Mapping[str, Any]) -> Model:
     """The knowledge model of a match; a registered game without one fails."""
-    assert game.id in MODELS, f"no knowledge model for game {game.id!r}: add one to tests/knowledge.py"
+    assert game.id in MODELS, (f"no knowledge model for game {game.id!r}: add one to tests/knowledge.py "
+                               "(or register one beside a plugin game)")
     return MODELS[game.id](n, vocabulary(game, options), options)
 
 

@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 
 import bots
 from engine import REGISTRY
-from engine.core import ADMIN_VIEWER, BOOL, DECK, DECKS, HIDDEN_OPTION, INT, PERMUTATION, STRING, Game
+from engine.core import ADMIN_VIEWER, BOOL, DECK, DECKS, HIDDEN_OPTION, INT, PERMUTATION, SEED_MAX, STRING, Game
 from tests.http_helpers import W1_OPTIONS, Api, strip_label
 from tests.knowledge import JSON, Model, Seat, judge_cardless, judge_events, judge_view, lists, model_for, quoted_cards
 
@@ -187,7 +187,7 @@ class Judge:
                 names = [f"p{i}" for i in range(self.plan["n"])]
                 true_deal = self.game.view(self.states[0], ADMIN_VIEWER)
                 for guess in guesses - {seed}:
-                    if 0 <= guess < 2**63:
+                    if 0 <= guess <= SEED_MAX:  # a guess out of the seed range rebuilds nothing
                         rebuilt = self.game.view(self.game.create(names, guess, self.plan["options"])[0], ADMIN_VIEWER)
                         assert rebuilt != true_deal, f"{where}: seed {guess} rebuilds the deal"
             self.judged_bot_calls += 1

@@ -14,7 +14,7 @@ def test_runs_the_cli_and_returns_its_code(monkeypatch):
     assert command.main() == 1  # no server answers
 
 
-@pytest.mark.parametrize("missing", ["requests", "openskill", "tqdm"])  # imported with arena.cli
+@pytest.mark.parametrize("missing", ["requests", "tqdm"])  # imported with arena.cli
 def test_without_the_arena_extra_says_what_to_install(monkeypatch, missing):
     assert missing in command.ARENA_PACKAGES
     for name in [m for m in sys.modules if m.startswith(("arena.", missing)) and m != "arena.command"]:

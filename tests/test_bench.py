@@ -10,6 +10,7 @@ import pytest
 
 from bench import http_bench
 from devtools.servers import stop_process
+from engine import REGISTRY
 from tests.conftest import start_redis
 
 
@@ -32,3 +33,16 @@ def test_http_bench_runs_lodge_and_the_reference(tmp_path: Path, monkeypatch: py
     assert all(ratio > 0 for ratio in report["ratio_per_cpu_s"].values())
     assert {s: len(r) for s, r in report["round_ratios"].items()} == {"move": 2, "view": 2}
     assert all(report["median_round_ratio"][s] > 0 for s in ("move", "view"))
+
+
+def test_simulate_bench_runs_every_game() -> None:
+    """``make bench``'s simulate part (a short run): random playouts through
+    simulate and in-process for every game, with a ratio per game."""
+    from bench import simulate_bench
+
+    rows = simulate_bench.run(playouts=3, engine_moves=300)
+    assert [r["game"] for r in rows] == [g.id for g in REGISTRY]
+    for row in rows:
+        assert row["simulate"]["moves"] > 0 and row["simulate"]["server_cpu_s"] > 0, row
+        assert row["engine_moves_per_cpu_s"] > 0 and row["ratio"] > 0, row
+    assert "| biberbande |" in simulate_bench.table(rows)

@@ -47,10 +47,11 @@ CONTRACT_PATHS = [
     ("get", "/v1/matches/{}/events"), ("get", "/v1/matches/{}/record"), ("get", "/healthz"),
     ("get", "/readyz"), ("get", "/metrics"), ("get", "/v1/matches/{}/stream"),
     ("get", "/v1/matches/{}/seats"), ("post", "/v1/matches/{}/seats/{}"), ("get", "/v1/matches"),
+    ("post", "/v1/ladders"), ("get", "/v1/ladders/{}"), ("post", "/v1/ladders/{}/entrants"),
 ]
 ERROR_CODES = ["invalid_request", "unauthenticated", "forbidden", "match_not_found", "game_not_found",
                "version_conflict", "not_your_turn", "match_finished", "illegal_move", "invalid_options",
-               "payload_too_large", "rate_limited", "store_unavailable", "seat_taken"]
+               "payload_too_large", "rate_limited", "store_unavailable", "seat_taken", "ladder_not_found"]
 
 
 def _template(path: str) -> str:
@@ -176,6 +177,12 @@ def _aim(case, ctx: Context) -> None:
     if isinstance(wait, (int, float)) and not isinstance(wait, bool) and wait > 0.05:
         query["wait"] = 0.05  # keep long-polls short: the fuzzing is not about waiting
     params = case.path_parameters or {}
+    if "ladder_id" in params and n % 4 != 3:  # a real ladder, mostly with its admin token
+        ladder = ctx.api.post("/v1/ladders", {"game": "biberbande", "name": f"ladder {n}"}).json
+        params["ladder_id"] = ladder["ladder_id"]
+        if n % 5 != 4:
+            case.headers = {**(case.headers or {}), "Authorization": f"Bearer {ladder['admin_token']}"}
+        return
     if "match_id" not in params or n % 4 == 3:
         return
     if case.operation.path.endswith("/seats/{seat}") and n % 2 == 0:  # an open seat to claim
@@ -208,7 +215,7 @@ CODE_STATUS = {"invalid_request": 400, "unauthenticated": 401, "forbidden": 403,
                "game_not_found": 404, "version_conflict": 409, "not_your_turn": 409, "match_finished": 409,
                "seat_taken": 409,
                "illegal_move": 422, "invalid_options": 422, "payload_too_large": 413, "rate_limited": 429,
-               "idempotency_key_reused": 422,
+               "idempotency_key_reused": 422, "ladder_not_found": 404,
                "store_unavailable": 503}
 ROUTE_ERRORS = {404, 405}
 

@@ -5,6 +5,8 @@ base64).  Only ``sha256(token)`` hex digests are stored, in the match's meta,
 and compared with :func:`hmac.compare_digest`.  The match id prefix makes the
 403 for "a valid token of another match" decidable without a global scan: on
 that error path only, the other match's meta is loaded and its hashes checked.
+In a ladder match, an entrant's token (``<ladder_id>.<secret>``) stands for
+the seat the entrant holds, like that seat's own token.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import secrets
 from collections.abc import Callable
 
 from engine.core import ADMIN_VIEWER, SPECTATOR_VIEWER, Viewer, seat_viewer
+from service.domain.views import REFEREE_VIEWER
 from service.http.errors import ApiError
 from service.store.store import Meta
 
@@ -55,7 +58,12 @@ def _match(meta: Meta, digest: str) -> Viewer | None:
     found: Viewer | None = None
     if hmac.compare_digest(digest, meta.admin_hash):
         found = ADMIN_VIEWER
+    if meta.referee_hash is not None and hmac.compare_digest(digest, meta.referee_hash):
+        found = REFEREE_VIEWER
     for seat, stored in enumerate(meta.seat_hashes):
+        if hmac.compare_digest(digest, stored):
+            found = seat_viewer(seat)
+    for seat, stored in enumerate(meta.entrant_hashes):
         if hmac.compare_digest(digest, stored):
             found = seat_viewer(seat)
     return found
@@ -75,7 +83,7 @@ def identify(meta: Meta, header: str | None, load_meta: Callable[[str], Meta | N
         raise ApiError("unauthenticated", "the bearer token is malformed or unknown")
     digest = token_hash(token)
     owner = parsed.group(1)
-    if owner == meta.match_id:
+    if owner in (meta.match_id, meta.ladder):  # a ladder's entrant token acts for its seat
         viewer = _match(meta, digest)
         if viewer is not None:
             return viewer

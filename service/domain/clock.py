@@ -3,7 +3,11 @@ deadlines, and the schedule the sweeper (:mod:`service.ops.sweeper`) reads.
 
 A match created with ``clock.per_move_ms`` gives every seat in ``to_act`` a
 deadline, ``now + per_move_ms`` (epoch ms) at the write that handed it the
-decision; every write sets them anew for the seats then to act.  They are
+decision; every write sets them anew for the seats then to act.  1.2: with
+``clock.bank_ms`` every seat also has a time bank: a deadline is
+``now + per_move_ms + bank``, and each write first charges the seats whose
+decision it ends with the time they took beyond ``per_move_ms``
+(:func:`charged`); the banks are stored beside the deadlines.  They are
 stored with the snapshot (hash field ``d``, written by the same
 compare-and-set as the state, :data:`service.store.keys.APPLY`) and shown in every
 view as ``deadline``.
@@ -30,12 +34,31 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def deadlines(game: Game, clock_ms: int | None, state: State, now: int) -> dict[str, int]:
+def deadlines(game: Game, clock_ms: int | None, state: State, now: int,
+              bank: dict[str, int] | None = None) -> dict[str, int]:
     """The deadline of each seat to act (``{}`` without a clock, or when
-    nobody acts)."""
+    nobody acts): ``per_move_ms`` plus what is left of the seat's bank."""
     if clock_ms is None or game.status(state) == FINISHED:
         return {}
-    return {str(seat): now + clock_ms for seat in game.to_act(state)}
+    left = bank or {}
+    return {str(seat): now + clock_ms + left.get(str(seat), 0) for seat in game.to_act(state)}
+
+
+def first_bank(bank_ms: int, players: int) -> dict[str, int]:
+    """Every seat's bank when the match starts (``{}`` without a bank)."""
+    return {str(seat): bank_ms for seat in range(players)} if bank_ms else {}
+
+
+def charged(deadline: dict[str, int], bank: dict[str, int], now: int) -> dict[str, int]:
+    """The banks once the decisions of the seats with a ``deadline`` end at
+    ``now`` (contract 1.2 "time banks"): a decision that started at ``s``
+    had until ``s + per_move_ms + bank``, so the time it took beyond
+    ``per_move_ms`` is ``now - (deadline - bank)`` and what is left is
+    ``deadline - now``, between 0 and the bank it had."""
+    if not bank:
+        return bank
+    return {seat: max(0, min(left, deadline[seat] - now)) if seat in deadline else left
+            for seat, left in bank.items()}
 
 
 def due_seat(game: Game, state: State, deadline: dict[str, int], now: int) -> int | None:

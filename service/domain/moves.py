@@ -1,13 +1,14 @@
 """The move pipeline: validate → load → ask the engine → write with the one
 compare-and-set.
 
-A client's move (:meth:`MovePipeline.play`) and the moves the server owes
+A client's move (:meth:`MovePipeline.play`), the moves the server owes
 (bot seats, resigned seats, a clock's fallback: :meth:`MovePipeline.advance`
-from the sweeper, :meth:`MovePipeline.start` for a new match) take the same
-way: the engine plays them on the stored (or this worker's cached) snapshot,
-and one Redis script stores every version a request produced at once, or
-reports the conflict, the idempotent replay or the lost match.  A match is
-compacted as soon as its last move is stored.
+from the sweeper, :meth:`MovePipeline.start` for a new match) and a webhook
+seat's answer (:meth:`MovePipeline.answer`) take the same way: the engine
+plays them on the stored (or this worker's cached) snapshot, and one Redis
+script stores every version a request produced at once, or reports the
+conflict, the idempotent replay or the lost match.  A match is compacted as
+soon as its last move is stored.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -27,7 +28,9 @@ from engine.core import (
     BY_BOT,
     BY_CLOCK,
     BY_RESIGNED,
+    BY_WEBHOOK,
     FINISHED,
+    MOVE_RESIGN,
     Game,
     GameError,
     IllegalMove,
@@ -38,10 +41,12 @@ from engine.core import (
     resigned_seats,
     seat_viewer,
 )
-from service.domain import auth, clock, lobby, seats
+from service.domain import auth, clock, lobby, seats, webhooks
 from service.domain.access import Access, not_found, store_faults
 from service.domain.history import replay, stamp
+from service.domain.ladders import Ladders
 from service.domain.views import legal_for, redact, view_of
+from service.domain.webhooks import TIMEOUT, Decision, Webhooks
 from service.http.errors import ApiError, clip_echoes
 from service.ops import metrics
 from service.store.store import ApplyResult, Archive, DamagedMatch, Meta, Snapshot, Store, fingerprint
@@ -108,10 +113,16 @@ class MovePipeline:
     """Every move into a match, the client's and the server's."""
 
     access: Access
+    webhooks: Webhooks = field(default_factory=Webhooks)
 
     @property
     def store(self) -> Store:
         return self.access.store
+
+    @functools.cached_property
+    def ladders(self) -> Ladders:
+        """Where a finished ladder match is rated."""
+        return Ladders(self.access)
 
     @functools.cached_property
     def schedule(self) -> clock.Schedule:
@@ -176,7 +187,7 @@ class MovePipeline:
         state, events = played
         version = snap.version + 1
         own = ({"version": version, "seat": request.seat, "move": request.move}, stamp(events, version))
-        moves = self._server_moves(game, meta, Snapshot(version, state), [own])
+        moves = self._server_moves(game, meta, replace(snap, version=version, state=state), [own])
         body = _move_body(game, meta, request.viewer, moves.snap, [e for _, step in moves.steps for e in step],
                           request.legal)
         result = self._write(match_id, game, meta, snap.version, moves, request.idem, request.fingerprint)
@@ -210,9 +221,9 @@ class MovePipeline:
         while first > 1 and "by" in orjson.loads(log_entries[first - 1]):
             first -= 1
         current = self.store.cached(match_id)
-        deadline = current[1].deadline if current is not None and current[1].version == version else {}
+        timing = current[1] if current is not None and current[1].version == version else Snapshot(version, {})
         events = [e for step in timeline[first:version + 1] for e in step]
-        return 200, _move_body(game, meta, viewer, Snapshot(version, state, deadline), events,
+        return 200, _move_body(game, meta, viewer, replace(timing, state=state), events,
                                  legal), version
 
     # --- the server's moves ------------------------------------------------
@@ -220,14 +231,15 @@ class MovePipeline:
         """A new match's first deadlines and the moves its bot seats make
         before anyone else (nobody knows the match yet: no race but the
         sweeper's, settled by the compare-and-set)."""
-        if meta.clock_ms is None and owed_seat(game, meta, snap.state) is None:
+        if meta.clock_ms is None and owed_seat(game, meta, snap.state) is None \
+                and webhook_seat(game, meta, snap.state) is None:
             return snap
         moves = self._server_moves(game, meta, snap, [])
         if moves.steps:
             if self._write(match_id, game, meta, snap.version, moves).version is not None:
                 return moves.snap
             return self.access.snapshot(match_id)
-        look = clock.next_look(moves.snap.deadline, moves.owed, clock.now_ms())
+        look = clock.next_look(moves.snap.deadline, _owes(game, meta, moves), clock.now_ms())
         if look is not None:
             self.schedule.look_at(match_id, look)
         self.store.start_clock(match_id, moves.snap)
@@ -236,7 +248,8 @@ class MovePipeline:
     def advance(self, match_id: str) -> int | None:
         """The sweeper's part (:mod:`service.ops.sweeper`): play what is due now,
         a timed-out seat's fallback (``by: "clock"``) or the moves the server
-        still owes, by the same compare-and-set as any move.  Returns when to
+        still owes, by the same compare-and-set as any move; else start the
+        call of a webhook seat to act (:meth:`_call_webhook`).  Returns when to
         look at the match again (epoch ms; None: never)."""
         with self.store.budget():
             for _attempt in range(MAX_ATTEMPTS):
@@ -259,20 +272,71 @@ class MovePipeline:
         owed = owed_seat(game, meta, snap.state)
         timed = None if owed else clock.due_seat(game, snap.state, snap.deadline, now)
         if owed is None and timed is None:
-            return True, clock.next_look(snap.deadline, False, now)
-        moves = self._server_moves(game, meta, snap, [], timed)
+            return True, self._call_webhook(match_id, game, meta, snap, now)
+        reason = TIMEOUT if timed is not None and meta.kinds[timed] == seats.WEBHOOK else None
+        moves = self._server_moves(game, meta, snap, [], timed, reason)
         result = self._write(match_id, game, meta, snap.version, moves)
         if result.version is not None:
-            return True, clock.next_look(moves.snap.deadline, moves.owed, clock.now_ms())
+            return True, clock.next_look(moves.snap.deadline, _owes(game, meta, moves), clock.now_ms())
         return result.conflict is None, None
 
+    # --- webhook seats ---------------------------------------------------------
+    def _call_webhook(self, match_id: str, game: Game, meta: Meta, snap: Snapshot, now: int) -> int | None:
+        """Call the webhook of each webhook seat to act that nobody has
+        called yet (:meth:`service.domain.webhooks.Webhooks.deliver`); when
+        to look at the match again: its deadline (for the fallback), or soon
+        when this worker has no call free."""
+        look = clock.next_look(snap.deadline, False, now)
+        for seat in webhook_seats(game, meta, snap.state):
+            hook = meta.hooks[seat]
+            if hook is None or str(seat) not in snap.deadline:
+                continue
+            payload = {"match_id": match_id, "game": meta.game, "seat": seat, "version": snap.version,
+                       "deadline": snap.deadline[str(seat)],
+                       "state": view_of(game, meta, snap, seat_viewer(seat)),
+                       "legal_moves": game.legal_moves(snap.state, seat)}
+            decision = Decision(match_id, snap.version, seat, snap.deadline[str(seat)], hook, payload)
+            if not self.webhooks.deliver(self.store.client, self.store.ttl, decision, self.answer):
+                look = now + webhooks.BUSY_MS
+        return look
+
+    def answer(self, decision: Decision, move: Move | None, reason: str | None) -> None:
+        """Play a webhook's answer to ``decision`` with the compare-and-set
+        on its version: ``move`` as ``by: "webhook"`` when it is legal, else
+        the seat's fallback after ``timed_out`` with the ``reason``
+        (``illegal`` for a move the rules refuse).  Nothing when the match
+        has moved on (the sweeper played the fallback at the deadline).
+        When the next seat to act is a webhook seat too, its call starts
+        here (no mover waits for it: this runs in the previous call's thread)."""
+        with self.store.budget():
+            loaded = self.store.load(decision.match_id)
+            if loaded is None:
+                return
+            meta, snap = loaded
+            game = self.access.game(meta.game)
+            if snap.version != decision.version or decision.seat not in webhook_seats(game, meta, snap.state):
+                return
+            played = None
+            if move is not None and move.get("type") != MOVE_RESIGN:  # never listed, so never a webhook's answer
+                with contextlib.suppress(GameError):
+                    played = game.play(snap.state, decision.seat, move, BY_WEBHOOK)
+            if played is None:
+                moves = self._server_moves(game, meta, snap, [], decision.seat, reason or webhooks.ILLEGAL)
+            else:
+                version = snap.version + 1
+                own = ({"version": version, "seat": decision.seat, "move": move, "by": BY_WEBHOOK},
+                       stamp(played[1], version))
+                moves = self._server_moves(game, meta, Snapshot(version, played[0]), [own])
+            if self._write(decision.match_id, game, meta, snap.version, moves).version is not None:
+                self._call_webhook(decision.match_id, game, meta, moves.snap, clock.now_ms())  # the next, at once
+
     def _server_moves(self, game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
-                      timed: int | None = None) -> ServerMoves:
+                      timed: int | None = None, reason: str | None = None) -> ServerMoves:
         """:func:`server_moves`; the bots' thinking is not store time, so it
         does not spend the request's store budget."""
         stored = functools.cache(functools.partial(self._stored_events, meta.match_id, snap.version - len(steps)))
         with self.store.off_budget():
-            return server_moves(game, meta, snap, steps, timed, stored)
+            return server_moves(game, meta, snap, steps, timed, reason, stored)
 
     def _stored_events(self, match_id: str, upto: int) -> list[dict[str, Any]]:
         """The match's stored events up to version ``upto``: the history a
@@ -291,16 +355,18 @@ class MovePipeline:
         compare-and-set, after telling the schedule when to look at the match
         next (:mod:`service.domain.clock`); a finished match is compacted."""
         final = moves.snap
-        look = clock.next_look(final.deadline, moves.owed, clock.now_ms())
+        look = clock.next_look(final.deadline, _owes(game, meta, moves), clock.now_ms())
         if look is not None:
             self.schedule.look_at(match_id, look)
         (entry, events), *later = moves.steps
         result = self.store.apply(match_id, expected, final.state, entry, events, idem, request,
-                                  later=later, deadline=final.deadline)
+                                  later=later, deadline=final.deadline, bank=final.bank)
         if result.version is not None:
             metrics.MOVES.labels(game.id).inc(len(moves.steps))
             if game.status(final.state) == FINISHED:
                 self._compact(match_id, final.version, final.state)
+                if meta.ladder is not None:
+                    self.ladders.finished(meta, game, final.state)
         return result
 
     def _compact(self, match_id: str, version: int, state: dict[str, Any]) -> None:
@@ -330,30 +396,70 @@ def owed_seat(game: Game, meta: Meta, state: dict[str, Any]) -> tuple[int, str] 
     return None
 
 
+def webhook_seats(game: Game, meta: Meta, state: dict[str, Any]) -> list[int]:
+    """The webhook seats to act (not resigned: the server plays those)."""
+    if game.status(state) == FINISHED:
+        return []
+    gone = resigned_seats(state)
+    return [seat for seat in game.to_act(state) if meta.kinds[seat] == seats.WEBHOOK and seat not in gone]
+
+
+def webhook_seat(game: Game, meta: Meta, state: dict[str, Any]) -> int | None:
+    """The first webhook seat to act, or None."""
+    return next(iter(webhook_seats(game, meta, state)), None)
+
+
+def _owes(game: Game, meta: Meta, moves: ServerMoves) -> bool:
+    """Whether the server owes something at once after ``moves``: moves it
+    stopped before, or a webhook seat's call."""
+    return moves.owed or webhook_seat(game, meta, moves.snap.state) is not None
+
+
+def deadlines(game: Game, meta: Meta, state: dict[str, Any], now: int,
+              bank: dict[str, int] | None = None) -> dict[str, int]:
+    """The seats' deadlines (:func:`service.domain.clock.deadlines`, with
+    what is left of their ``bank``); without a clock, a webhook seat to act
+    still gets one, ``WEBHOOK_TIMEOUT_MS`` as it was when the match was
+    created (api.md "Webhook seats", 1.2)."""
+    out = clock.deadlines(game, meta.clock_ms, state, now, bank)
+    if meta.clock_ms is None and meta.webhook_ms is not None:
+        out.update({str(seat): now + meta.webhook_ms for seat in webhook_seats(game, meta, state)})
+    return out
+
+
 def server_moves(game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
-                 timed: int | None = None, stored: Callable[[], list[dict[str, Any]]] = list) -> ServerMoves:
+                 timed: int | None = None, reason: str | None = None,
+                 stored: Callable[[], list[dict[str, Any]]] = list) -> ServerMoves:
     """The moves the server plays after ``snap`` (reached by ``steps``, the
-    request's own move): seat ``timed``'s fallback first when its clock ran
-    out (``by: "clock"``), then, while a bot seat or a resigned seat is to
-    act, its move (``by: "bot"`` / ``"resigned"``), like the engine's
-    automatic moves; at most :data:`AUTO_MOVES` and :data:`AUTO_SECONDS`.
-    ``stored`` gives the match's events stored before ``steps`` (read only
-    by a searching bot)."""
+    request's own move; ``snap`` still carries the deadlines and banks of
+    the version before it): seat ``timed``'s fallback first when its clock
+    ran out or its webhook failed (``by: "clock"``, with ``reason`` for a
+    webhook seat, in the log entry too for replays), then, while a bot seat
+    or a resigned seat is to act, its move (``by: "bot"`` /
+    ``"resigned"``), like the engine's automatic moves; at most
+    :data:`AUTO_MOVES` and :data:`AUTO_SECONDS`.  The decisions that end now
+    are charged to the seats' banks first.  ``stored`` gives the match's
+    events stored before ``steps`` (read only by a searching bot)."""
     steps, state, version = list(steps), snap.state, snap.version
     now, started, played = clock.now_ms(), time.monotonic(), 0
+    bank = clock.charged(snap.deadline, snap.bank, now)
+
+    def timed_snap() -> Snapshot:
+        return Snapshot(version, state, deadlines(game, meta, state, now, bank), bank)
+
     owed = (timed, BY_CLOCK) if timed is not None else owed_seat(game, meta, state)
     while owed is not None:
         if played >= AUTO_MOVES or (played and time.monotonic() - started > AUTO_SECONDS):
-            return ServerMoves(Snapshot(version, state, clock.deadlines(game, meta.clock_ms, state, now)),
-                               steps, owed=True)
+            return ServerMoves(timed_snap(), steps, owed=True)
         seat, by = owed
-        move = _server_decision(game, meta, Snapshot(version, state, clock.deadlines(
-            game, meta.clock_ms, state, now)), seat, by, functools.partial(_history, stored, steps))
-        state, events = game.play(state, seat, move, by)
+        move = _server_decision(game, meta, timed_snap(), seat, by, functools.partial(_history, stored, steps))
+        why = reason if seat == timed and by == BY_CLOCK else None
+        state, events = game.play(state, seat, move, by, why)
         version, played = version + 1, played + 1
-        steps.append(({"version": version, "seat": seat, "move": move, "by": by}, stamp(events, version)))
+        entry = {"version": version, "seat": seat, "move": move, "by": by, **({"reason": why} if why else {})}
+        steps.append((entry, stamp(events, version)))
         owed = owed_seat(game, meta, state)
-    return ServerMoves(Snapshot(version, state, clock.deadlines(game, meta.clock_ms, state, now)), steps)
+    return ServerMoves(timed_snap(), steps)
 
 
 def _history(stored: Callable[[], list[dict[str, Any]]], steps: list[Step]) -> list[dict[str, Any]]:

@@ -6,11 +6,14 @@ A seat is one of four kinds (api.md "Seats, invites and the lobby"):
 * ``open``: nobody holds it yet; it is claimed with the match's invite
   (anyone may claim it in a public match) and then becomes
 * ``claimed``: its token went to the claimant (``POST …/seats/{k}``);
-* ``bot``: the server makes its decisions (``random`` or ``heuristic``).
+* ``bot``: the server makes its decisions (``random`` or ``heuristic``);
+* ``webhook`` (1.2): an HTTP service the server calls makes them
+  (:mod:`service.domain.webhooks`); its url and secret are never shown.
 
 The create request names them in ``players``: a display name (a ``token``
 seat), ``{"name"}`` (the same), ``{"name", "open": true}`` or ``{"name",
-"bot": "random" | "heuristic"}``, or just a player count (names ``Player
+"bot": "random" | "heuristic"}``, ``{"name", "webhook": {"url",
+"secret"}}``, or just a player count (names ``Player
 1…n``, all ``token``).  Everything wrong with ``players``, ``public`` or
 ``clock`` is 422 ``invalid_options`` with a sentence saying what.
 
@@ -23,16 +26,18 @@ import hashlib
 import hmac
 import secrets
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from engine.core import Game
+from service.domain.webhooks import checked_hook
 from service.http.errors import ApiError, clip
-from service.http.schemas import BOT_NAMES, CLOCK_MAX_MS, CLOCK_MIN_MS, MAX_NAME
+from service.http.schemas import BANK_MAX_MS, BOT_NAMES, CLOCK_MAX_MS, CLOCK_MIN_MS, DELAY_MAX, MAX_NAME
+from service.ops.webhook_http import HostPolicy
 
-TOKEN, OPEN, CLAIMED, BOT = "token", "open", "claimed", "bot"
-KINDS = (TOKEN, OPEN, CLAIMED, BOT)
-_PLAYER_KEYS = ("name", "open", "bot")
+TOKEN, OPEN, CLAIMED, BOT, WEBHOOK = "token", "open", "claimed", "bot", "webhook"
+KINDS = (TOKEN, OPEN, CLAIMED, BOT, WEBHOOK)
+_PLAYER_KEYS = ("name", "open", "bot", "webhook")
 
 
 @dataclass(frozen=True)
@@ -42,15 +47,18 @@ class Seating:
     names: list[str]
     kinds: list[str]
     bots: list[str | None]
+    #: per seat, a webhook seat's ``{"url", "secret"}`` (None for the others)
+    hooks: list[dict[str, str] | None] = field(default_factory=list)
 
     @property
     def has_open(self) -> bool:
         return OPEN in self.kinds
 
 
-def seating(game: Game, players: Any) -> Seating:
+def seating(game: Game, players: Any, hosts: HostPolicy | None = None) -> Seating:
     """The seats of ``players`` (a count, or a list of names and player
-    objects) for ``game``; 422 ``invalid_options`` when they are wrong."""
+    objects) for ``game``, webhooks on ``hosts``; 422 ``invalid_options``
+    when they are wrong."""
     limits = f"{game.id} takes {game.min_players}…{game.max_players} players"
     if isinstance(players, int) and not isinstance(players, bool):
         if not game.min_players <= players <= game.max_players:
@@ -61,19 +69,20 @@ def seating(game: Game, players: Any) -> Seating:
                        "({\"name\": …, \"open\": true} or {\"name\": …, \"bot\": …}), or a player count")
     if not game.min_players <= len(players) <= game.max_players:
         raise ApiError("invalid_options", f"{limits}, got {len(players)}")
-    seats = [_seat(p) for p in players]
-    names = [name for name, _, _ in seats]
+    seats = [_seat(p, hosts or HostPolicy()) for p in players]
+    names = [name for name, _, _, _ in seats]
     _check_names(names)
-    return Seating(names, [kind for _, kind, _ in seats], [bot for _, _, bot in seats])
+    return Seating(names, [kind for _, kind, _, _ in seats], [bot for _, _, bot, _ in seats],
+                   [hook for _, _, _, hook in seats])
 
 
-def _seat(player: str | dict[str, Any]) -> tuple[str, str, str | None]:
-    """(name, kind, bot) of one element of ``players``."""
+def _seat(player: str | dict[str, Any], hosts: HostPolicy) -> tuple[str, str, str | None, dict[str, str] | None]:
+    """(name, kind, bot, webhook) of one element of ``players``."""
     if isinstance(player, str):
-        return player, TOKEN, None
+        return player, TOKEN, None, None
     unknown = [k for k in player if k not in _PLAYER_KEYS]
     if unknown:
-        raise ApiError("invalid_options", f"a player object has only 'name', 'open' and 'bot'; "
+        raise ApiError("invalid_options", f"a player object has only 'name', 'open', 'bot' and 'webhook'; "
                        f"{clip(str(unknown[0]))!r} is not one of them")
     name = player.get("name")
     if not isinstance(name, str):
@@ -88,9 +97,14 @@ def _seat(player: str | dict[str, Any]) -> tuple[str, str, str | None]:
     if is_open and bot is not None:
         raise ApiError("invalid_options", f"player {clip(name)!r} is either open (for someone to claim) "
                        "or a bot, not both")
+    if "webhook" in player:
+        if is_open or bot is not None:
+            raise ApiError("invalid_options", f"player {clip(name)!r} is either a webhook or open or a bot, "
+                           "not several")
+        return name, WEBHOOK, None, checked_hook(name, player["webhook"], hosts)
     if bot is not None:
-        return name, BOT, bot
-    return name, OPEN if is_open else TOKEN, None
+        return name, BOT, bot, None
+    return name, OPEN if is_open else TOKEN, None, None
 
 
 def _check_names(names: list[str]) -> None:
@@ -110,13 +124,44 @@ def clock_ms(clock: Any) -> int | None:
     """``clock.per_move_ms`` of a create request (None: no clock)."""
     if clock is None:
         return None
-    if not isinstance(clock, dict) or set(clock) != {"per_move_ms"}:
-        raise ApiError("invalid_options", "clock must be {\"per_move_ms\": milliseconds} (or null for none)")
+    if not isinstance(clock, dict) or "per_move_ms" not in clock or not set(clock) <= {"per_move_ms", "bank_ms"}:
+        raise ApiError("invalid_options", "clock must be {\"per_move_ms\": milliseconds} or {\"per_move_ms\": …, "
+                       "\"bank_ms\": milliseconds} (or null for none)")
     ms = clock["per_move_ms"]
     if not isinstance(ms, int) or isinstance(ms, bool) or not CLOCK_MIN_MS <= ms <= CLOCK_MAX_MS:
         raise ApiError("invalid_options", f"clock.per_move_ms must be an integer from {CLOCK_MIN_MS:,} "
                        f"to {CLOCK_MAX_MS:,} (one second to one day)")
     return ms
+
+
+def bank_ms(clock: Any) -> int:
+    """``clock.bank_ms`` of a create request checked by :func:`clock_ms`
+    (0: no time bank)."""
+    ms = clock.get("bank_ms", 0) if isinstance(clock, dict) else 0
+    if not isinstance(ms, int) or isinstance(ms, bool) or not 0 <= ms <= BANK_MAX_MS:
+        raise ApiError("invalid_options", f"clock.bank_ms must be an integer from 0 to {BANK_MAX_MS:,} (one hour)")
+    return ms
+
+
+def spectator_delay(spectators: Any) -> int:
+    """``spectators.delay`` of a create request, in versions (0: none)."""
+    if spectators is None:
+        return 0
+    if not isinstance(spectators, dict) or not set(spectators) <= {"delay"}:
+        raise ApiError("invalid_options", "spectators must be {\"delay\": versions} (or null)")
+    delay = spectators.get("delay", 0)
+    if not isinstance(delay, int) or isinstance(delay, bool) or not 0 <= delay <= DELAY_MAX:
+        raise ApiError("invalid_options", f"spectators.delay must be an integer from 0 to {DELAY_MAX:,} (versions)")
+    return delay
+
+
+def referee(flag: Any) -> bool:
+    """``referee`` of a create request (absent or null: false)."""
+    if flag is None:
+        return False
+    if not isinstance(flag, bool):
+        raise ApiError("invalid_options", "referee must be true or false")
+    return flag
 
 
 def public(flag: Any) -> bool:
@@ -144,7 +189,8 @@ def invite_matches(invite: Any, stored: str | None) -> bool:
 
 
 def created_seats(seats: Seating, tokens: list[str | None]) -> list[dict[str, Any]]:
-    """The 201's ``seats``: a token per token seat, ``open`` / ``bot`` markers otherwise."""
+    """The 201's ``seats``: a token per token seat, ``open`` / ``bot`` /
+    ``webhook`` markers otherwise (never a webhook's url or secret)."""
     out: list[dict[str, Any]] = []
     for i, (name, kind, bot, token) in enumerate(zip(seats.names, seats.kinds, seats.bots, tokens)):
         entry: dict[str, Any] = {"seat": i, "name": name}
@@ -152,6 +198,8 @@ def created_seats(seats: Seating, tokens: list[str | None]) -> list[dict[str, An
             entry["open"] = True
         elif kind == BOT:
             entry["bot"] = bot
+        elif kind == WEBHOOK:
+            entry["webhook"] = True
         else:
             entry["token"] = token
         out.append(entry)

@@ -6,7 +6,9 @@ before the first byte), then returns the stream: one message per version after
 ``after``, in order and without gaps, each ``{"version", "events"}`` with the
 events redacted for the caller by the same code as ``/events``
 (:func:`service.domain.views.redact` over :meth:`service.domain.matches.Lodge.events_after`),
-plus ``"state"`` on the message of the current version when asked.  Between
+plus ``"state"`` on the message of the current version when asked.  1.2:
+a caller held back by the spectator delay gets version v once the match is
+at v + delay (and everything once it is finished).  Between
 changes it sleeps on a :class:`service.store.notify.Waiter` (no polling), sending a
 keep-alive every ``keepalive`` seconds.  A finished match ends the stream
 (``end`` ``finished``), a deleted or expired one too (``deleted``); so do
@@ -29,7 +31,7 @@ import orjson
 
 from engine.core import FINISHED, Game, Viewer
 from service.domain.matches import Lodge
-from service.domain.views import legal_for, redact, view_of
+from service.domain.views import delay_for, held_back, legal_for, redact, view_of
 from service.store.store import Meta, Snapshot
 
 #: WSGI environ key holding the ``?token=`` value once it is out of the URL.
@@ -71,6 +73,7 @@ def _chunks(lodge: Lodge, meta: Meta, game: Game, viewer: Viewer, after: int, wi
             framing: Framing, keepalive: float, deadline: float, legal: bool) -> Iterator[bytes]:
     store, notifier = lodge.store, lodge.notifier
     match_id = meta.match_id
+    delay = delay_for(meta, viewer)
     first = True
     with notifier.watch(match_id) as waiter:
         while True:
@@ -82,9 +85,15 @@ def _chunks(lodge: Lodge, meta: Meta, game: Game, viewer: Viewer, after: int, wi
             version, events, _final = found
             if snap is not None:
                 current = snap if snap.version == version else None
-                chunk = b"".join(_messages(game, meta, viewer, after, version, events,
+                shown = version
+                if delay and game.status(snap.state) != FINISHED:  # 1.2: version v once the match is at v + delay
+                    shown, events = held_back(delay, version, events)
+                    if shown < version:
+                        current = (lodge.snapshot_at(match_id, game, meta, shown)
+                                   if with_state and current is not None and shown > after else None)
+                chunk = b"".join(_messages(game, meta, viewer, after, shown, events,
                                            current if with_state else None, framing, legal))
-                after = max(after, version)
+                after = max(after, shown)
                 if current is not None and game.status(current.state) == FINISHED:
                     yield chunk + framing.end("finished")
                     return

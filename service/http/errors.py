@@ -35,6 +35,7 @@ CODES: dict[str, tuple[int, str]] = {
     "forbidden": (403, "Forbidden"),
     "match_not_found": (404, "Match not found"),
     "game_not_found": (404, "Game not found"),
+    "ladder_not_found": (404, "Ladder not found"),
     "not_found": (404, "Not found"),
     "method_not_allowed": (405, "Method not allowed"),
     "version_conflict": (409, "Version conflict"),
@@ -45,6 +46,7 @@ CODES: dict[str, tuple[int, str]] = {
     "illegal_move": (422, "Illegal move"),
     "invalid_options": (422, "Invalid options"),
     "idempotency_key_reused": (422, "Idempotency key reused"),
+    "invalid_world": (422, "Invalid world"),
     "rate_limited": (429, "Too many requests"),
     "internal_error": (500, "Internal server error"),
     "store_unavailable": (503, "Store unavailable"),
@@ -123,7 +125,7 @@ def problem(code: str, detail: str, *, headers: dict[str, str] | None = None,
     status, title = CODES[code]
     body = {"type": TYPE_PREFIX + code, "title": title, "status": status,
             "detail": _short_detail(detail), "code": code, **extra}
-    return Response(orjson.dumps(body), status=status, headers=headers,
+    return Response(orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS), status=status, headers=headers,
                     content_type=PROBLEM_JSON)
 
 

@@ -54,11 +54,16 @@ def query(schema: ma.Schema) -> Callable[[str], dict[str, Any]]:
 
 def headers(schema: ma.Schema) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """A check of a WSGI environ's headers against ``schema`` (string fields)."""
-    convert = {"HTTP_" + (field.data_key or name).upper().replace("-", "_"): (name, _value(field, str))
-               for name, field in _loadable(schema)}
+    convert = [("HTTP_" + (field.data_key or name).upper().replace("-", "_"), name, _value(field, str))
+               for name, field in _loadable(schema)]
 
     def check(environ: dict[str, Any]) -> dict[str, Any]:
-        return {name: value(environ[key]) for key, (name, value) in convert.items() if key in environ}
+        found = {}
+        for key, name, value in convert:
+            raw = environ.get(key)
+            if raw is not None:
+                found[name] = value(raw)
+        return found
     return check
 
 
@@ -193,7 +198,9 @@ def _value(field: fields.Field, kind: type) -> Convert:
 def _validated(field: fields.Field, convert: Convert) -> Convert:
     """``convert``, then the field's own validators; ``None`` passes
     unvalidated where the field allows it (as marshmallow does)."""
-    validators, allow_none = list(field.validators), field.allow_none
+    validators, allow_none = tuple(field.validators), field.allow_none
+    if not validators and not allow_none:
+        return convert
 
     def check(raw: Any) -> Any:
         if raw is None and allow_none:

@@ -33,15 +33,32 @@ IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 #: The bots a seat may name: the tournament harness's built-in bots, and
 #: ``ismcts`` where the server enables it (:func:`bots.server_kinds`).
 BOT_NAMES = bots.server_kinds()
+#: Limits of a webhook seat's secret (api.md "Webhook seats", 1.2).
+SECRET_MIN, SECRET_MAX = 16, 256
 #: Limits of ``clock.per_move_ms``: one second to one day.
 CLOCK_MIN_MS, CLOCK_MAX_MS = 1_000, 86_400_000
+#: 1.2: the most ``clock.bank_ms`` (one hour) and ``spectators.delay`` (versions) may be.
+BANK_MAX_MS, DELAY_MAX = 3_600_000, 1_000
 #: A player object of the create request (api.md "Create", 1.1).
 PLAYER_OBJECT: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["name"],
     "properties": {"name": {"type": "string", "minLength": 1, "maxLength": MAX_NAME},
                    "open": {"type": "boolean", "description": "no token now: claimed later with the invite"},
                    "bot": {"type": "string", "enum": list(BOT_NAMES),
-                           "description": "the server plays this seat (not together with `open`)"}}}
+                           "description": "the server plays this seat (not together with `open`)"},
+                   "webhook": {
+                       "type": "object", "additionalProperties": False, "required": ["url", "secret"],
+                       "description": "1.2: an HTTP service plays this seat: the server POSTs each decision to "
+                                      "`url` (a host `WEBHOOK_HOSTS` allows), signed with `secret` (stored, "
+                                      "never shown again)",
+                       "properties": {"url": {"type": "string", "format": "uri"},
+                                      "secret": {"type": "string", "minLength": SECRET_MIN,
+                                                 "maxLength": SECRET_MAX}}}}}
+#: A seat of a ladder match (1.2): an entrant instead of a name (the name is the entrant's).
+LADDER_PLAYER: dict[str, Any] = {
+    **PLAYER_OBJECT, "required": ["entrant"],
+    "properties": {"entrant": {"type": "string", "description": "an entrant_id of the match's ladder"},
+                   **{k: v for k, v in PLAYER_OBJECT["properties"].items() if k not in ("name", "open")}}}
 
 
 class CreateMatchSchema(ma.Schema):
@@ -57,7 +74,7 @@ class CreateMatchSchema(ma.Schema):
                        "mixed freely; or a player count",
         "oneOf": [{"type": "array", "minItems": 2,
                    "items": {"oneOf": [{"type": "string", "minLength": 1, "maxLength": MAX_NAME},
-                                       PLAYER_OBJECT]}},
+                                       PLAYER_OBJECT, LADDER_PLAYER]}},
                   {"type": "integer", "minimum": 2}],
         "example": ["ana", {"name": "bo", "open": True}, {"name": "Bobo", "bot": "heuristic"}]})
     seed = fields.Raw(allow_none=True, metadata={
@@ -72,9 +89,27 @@ class CreateMatchSchema(ma.Schema):
                        "(default false)"})
     clock = fields.Raw(allow_none=True, metadata={
         "type": "object", "nullable": True, "additionalProperties": False, "required": ["per_move_ms"],
-        "properties": {"per_move_ms": {"type": "integer", "minimum": CLOCK_MIN_MS, "maximum": CLOCK_MAX_MS}},
+        "properties": {"per_move_ms": {"type": "integer", "minimum": CLOCK_MIN_MS, "maximum": CLOCK_MAX_MS},
+                       "bank_ms": {"type": "integer", "minimum": 0, "maximum": BANK_MAX_MS, "default": 0,
+                                   "description": "1.2: each seat's time bank: a deadline is `per_move_ms` plus "
+                                                  "what is left of it; time beyond `per_move_ms` comes out of it"}},
         "example": {"per_move_ms": 30000},
         "description": "a deadline on every decision (milliseconds per move); part of the record"})
+    spectators = fields.Raw(allow_none=True, metadata={
+        "type": "object", "nullable": True, "additionalProperties": False,
+        "properties": {"delay": {"type": "integer", "minimum": 0, "maximum": DELAY_MAX, "default": 0}},
+        "example": {"delay": 10},
+        "description": "1.2: until the match is finished, callers without a seat or admin token (and the "
+                       "referee) see version max(0, current − delay)"})
+    referee = fields.Raw(allow_none=True, metadata={
+        "type": "boolean", "nullable": True,
+        "description": "1.2: add a `referee_token` to the response: it reads every hidden card, with the "
+                       "spectators' delay, and may not act, delete or claim"})
+    ladder = fields.Raw(allow_none=True, metadata={
+        "type": "object", "nullable": True, "additionalProperties": False, "required": ["id", "token"],
+        "properties": {"id": {"type": "string"}, "token": {"type": "string"}},
+        "description": "1.2: the match joins this ladder (`token`: the ladder's admin token); every element of "
+                       "`players` is then `{\"entrant\": \"<entrant_id>\", …}`"})
 
 
 class MoveRequestSchema(ma.Schema):
@@ -189,7 +224,7 @@ class GamesSchema(ma.Schema):
 
 
 class ViewerSchema(ma.Schema):
-    role = fields.String(required=True, metadata={"enum": [SPECTATOR, SEAT, ADMIN]})
+    role = fields.String(required=True, metadata={"enum": [SPECTATOR, SEAT, ADMIN, "referee"]})
     seat = fields.Integer(required=True, allow_none=True)
 
 
@@ -221,7 +256,11 @@ class ViewSchema(ma.Schema):
     result = fields.Nested(ResultSchema, required=True, allow_none=True)
     deadline = fields.Dict(keys=fields.String(), values=fields.Integer(), metadata={
         "description": "1.1: per seat to act, the epoch millisecond by which it must move (a match with a "
-                       "clock; then the server plays its fallback move); {} without a clock or when nobody acts"})
+                       "clock; then the server plays its fallback move); {} without a clock or when nobody acts "
+                       "(1.2: and in a view held back by a spectator delay)"})
+    bank = fields.Dict(keys=fields.String(), values=fields.Integer(), metadata={
+        "description": "1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank "
+                       "in milliseconds ({} in a view held back by a spectator delay)"})
 
 
 class SeatTokenSchema(ma.Schema):
@@ -232,6 +271,7 @@ class SeatTokenSchema(ma.Schema):
     token = fields.String(metadata={"description": "bearer token of this seat (token seats only)"})
     open = fields.Boolean(metadata={"enum": [True], "description": "an open seat: claim it with the invite"})
     bot = fields.String(metadata={"enum": list(BOT_NAMES), "description": "a seat the server plays"})
+    webhook = fields.Boolean(metadata={"enum": [True], "description": "1.2: a seat its webhook plays"})
 
 
 class CreatedMatchSchema(ma.Schema):
@@ -241,6 +281,8 @@ class CreatedMatchSchema(ma.Schema):
     seed = fields.Integer(required=True)
     seats = fields.List(fields.Nested(SeatTokenSchema), required=True)
     admin_token = fields.String(required=True)
+    referee_token = fields.String(metadata={
+        "description": "1.2: with `referee: true` only: reads every hidden card with the spectators' delay"})
     invite = fields.String(metadata={
         "description": "when a seat is open: the secret that claims it (`POST …/seats/{k}`); given only here"})
     state = fields.Nested(ViewSchema, required=True, metadata={"description": "spectator view"})
@@ -277,9 +319,11 @@ class LoggedMoveSchema(ma.Schema):
     version = fields.Integer(required=True)
     seat = fields.Integer(required=True)
     move = fields.Dict(required=True, metadata=_OPEN)
-    by = fields.String(metadata={"enum": ["bot", "clock", "resigned"], "description": (
+    by = fields.String(metadata={"enum": ["bot", "clock", "resigned", "webhook"], "description": (
         "1.1: a move the server played: a bot seat's, a fallback after the seat's deadline passed, or a "
-        "resigned seat's fallback; absent for a seat's own move")})
+        "resigned seat's fallback; 1.2: a webhook seat's answer; absent for a seat's own move")})
+    reason = fields.String(metadata={"enum": ["timeout", "error", "illegal"], "description": (
+        "1.2: why a webhook seat's fallback (`by: clock`) was played, as in its `timed_out` event")})
 
 
 class RecordSchema(ma.Schema):
@@ -287,8 +331,8 @@ class RecordSchema(ma.Schema):
     players = fields.List(fields.String(), required=True)
     seed = fields.Integer(required=True)
     options = fields.Dict(required=True, metadata=_OPEN)
-    clock = fields.Dict(metadata={**_OPEN, "description": "`{\"per_move_ms\"}` of a match with a clock "
-                                                          "(absent without one)"})
+    clock = fields.Dict(metadata={**_OPEN, "description": "`{\"per_move_ms\"}` of a match with a clock, with "
+                                                          "`bank_ms` when it has a time bank (absent without one)"})
     moves = fields.List(fields.Nested(LoggedMoveSchema), required=True)
     result = fields.Nested(ResultSchema, required=True, allow_none=True)
 
@@ -314,7 +358,7 @@ class ProblemSchema(ma.Schema):
 # --------------------------------------------------------------------------
 # Seats, invites and the lobby (api.md 1.1).
 # --------------------------------------------------------------------------
-SEAT_KINDS = ["token", "open", "claimed", "bot"]
+SEAT_KINDS = ["token", "open", "claimed", "bot", "webhook"]
 #: Lobby page sizes: the default and the most.
 LOBBY_LIMIT, LOBBY_MAX = 20, 100
 
@@ -337,7 +381,8 @@ class SeatSchema(ma.Schema):
     name = fields.String(required=True)
     kind = fields.String(required=True, metadata={
         "enum": SEAT_KINDS, "description": "`token`: its token went to the creator; `open`: nobody holds it "
-                                           "yet; `claimed`: claimed with the invite; `bot`: the server plays it"})
+                                           "yet; `claimed`: claimed with the invite; `bot`: the server plays it; "
+                                           "`webhook` (1.2): the server calls the seat's webhook"})
     bot = fields.String(metadata={"enum": list(BOT_NAMES), "description": "bot seats: which bot"})
 
 

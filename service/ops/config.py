@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from service.http.cors import parse_origins
+from service.ops.webhook_http import HostPolicy
 
 
 def _number(env: Mapping[str, str], name: str, default: float, kind: type[float] | type[int]) -> float:
@@ -100,6 +101,17 @@ class Settings:
     sentinel_master: str = "lodge"
     wait_replicas: int = 0
     wait_timeout_ms: int = 1000
+    #: Webhook seats (1.2, service/domain/webhooks.py): ``WEBHOOK_HOSTS`` the
+    #: hosts the server may call (comma list of host names, IP addresses and
+    #: CIDR ranges; empty: no webhook seats), ``WEBHOOK_TIMEOUT_MS`` a
+    #: webhook seat's time per decision without a clock, ``WEBHOOK_CONCURRENCY``
+    #: the calls in flight per worker at most.
+    webhook_hosts: str = ""
+    webhook_timeout_ms: int = 2_000
+    webhook_concurrency: int = 100
+    #: ``WORLD_SECRET``: the key that signs worlds (api.md "Worlds and simulation"), the same on
+    #: every instance; empty: one is made and kept in the store (service/domain/world_token.py).
+    world_secret: str = field(default="", repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -132,6 +144,10 @@ class Settings:
             sentinel_master=env.get("REDIS_SENTINEL_MASTER") or cls.sentinel_master,
             wait_replicas=_int(env, "REDIS_WAIT_REPLICAS", 0 if mode == "single" else 1),
             wait_timeout_ms=_int(env, "REDIS_WAIT_TIMEOUT", cls.wait_timeout_ms),
+            webhook_hosts=_webhook_hosts(env.get("WEBHOOK_HOSTS", "")),
+            webhook_timeout_ms=_int(env, "WEBHOOK_TIMEOUT_MS", cls.webhook_timeout_ms),
+            webhook_concurrency=_int(env, "WEBHOOK_CONCURRENCY", cls.webhook_concurrency),
+            world_secret=env.get("WORLD_SECRET", ""),
         )
 
 
@@ -148,3 +164,9 @@ def _addresses(raw: str) -> tuple[tuple[str, int], ...]:
             raise ValueError(f"environment variable REDIS_SENTINELS must be host:port,..., got {item!r}")
         out.append((host, int(port)))
     return tuple(out)
+
+
+def _webhook_hosts(raw: str) -> str:
+    """``WEBHOOK_HOSTS`` as given, once checked (ValueError naming a bad item)."""
+    HostPolicy.parse(raw)
+    return raw

@@ -8,7 +8,9 @@ are due, takes each with a lease (one script on the entry's shard: of
 several sweepers reading the same entry one takes it), and lets
 :meth:`service.domain.moves.MovePipeline.advance` play what is due: a timed-out seat's
 fallback (``timed_out``, ``by: "clock"``) or the moves the server still owes
-(bot and resigned seats beyond :data:`service.domain.moves.AUTO_MOVES`).  Those
+(bot and resigned seats beyond :data:`service.domain.moves.AUTO_MOVES`), or
+starts the call of a webhook seat to act (:mod:`service.domain.webhooks`: in a
+thread or greenlet of its own, so a slow webhook never holds the sweeper).  Those
 moves are written by the same compare-and-set as every move, so a deadline
 is enforced exactly once even if two sweepers (or a sweeper and a player)
 race: the loser's write is a conflict and changes nothing.

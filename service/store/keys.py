@@ -97,6 +97,15 @@ class Keys:
         """The pub/sub channel announcing the match's changes (not a key)."""
         return self._base + "changed"
 
+    @property
+    def hooks(self) -> str:
+        """Hash of the webhook seats' last answer times (ms), field the seat."""
+        return self._base + "hooks"
+
+    def hook(self, version: int, seat: int) -> str:
+        """The claim of the webhook call of ``seat``'s decision at ``version`` (its delivery id)."""
+        return f"{self._base}hook:{version}:{seat}"
+
     def idem(self, key: str) -> str:
         """Idempotency record ``key`` (the service makes it ``<scope>:<client key>``)."""
         return f"{self._base}idem:{key}"
@@ -114,6 +123,12 @@ class Keys:
 def lobby_key(game: str) -> str:
     """The lobby's sorted set of ``game``'s public matches with an open seat."""
     return f"{PREFIX}:{{lobby:{game}}}:open"
+
+
+#: The world secret made by the first instance that signs a world when
+#: ``WORLD_SECRET`` is not set (:mod:`service.domain.world_token`): a string,
+#: written once with ``SET NX``, no TTL, shared by every instance on the store.
+WORLD_SECRET = f"{PREFIX}:{{worlds}}:secret"
 
 
 # --------------------------------------------------------------------------
@@ -471,5 +486,108 @@ if held then
   return 'taken'
 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return 'ok'
+"""
+
+# --------------------------------------------------------------------------
+# Ladders (service.domain.ladders, api.md "Ladders: ratings on the server").
+# Every key of a ladder lives under its own hash tag, ``lodge:{ladder-<id>}:…``
+# (one slot, never a match's): a ladder match's keys and its ladder's are
+# written by separate commands, never one script.
+#
+# ========  ======  ==========================================================
+# name      type    holds
+# ========  ======  ==========================================================
+# ladder    hash    ``game``, ``name``, ``admin`` (the admin token's hash),
+#                   ``created`` (epoch s), ``matches`` (finished matches rated)
+# entrants  hash    entrant id -> JSON ``{"name", "token" (hash), "mu",
+#                   "sigma", "matches", "wins"}``
+# names     hash    entrant name -> entrant id (names are unique per ladder)
+# pending   zset    the ladder's matches not rated yet, score their creation
+#                   (epoch ms): added before the match is created, removed by
+#                   the script that writes its ratings (so at most once), or
+#                   once the match is gone unfinished
+# ========  ======  ==========================================================
+#
+# Ladders do not expire.
+# --------------------------------------------------------------------------
+class LadderKeys:
+    """Names of the Redis keys of one ladder."""
+
+    __slots__ = ("ladder", "entrants", "names", "pending")
+
+    def __init__(self, ladder_id: str):
+        base = f"{PREFIX}:{{ladder-{ladder_id}}}:"
+        self.ladder, self.entrants, self.names, self.pending = (
+            base + "ladder", base + "entrants", base + "names", base + "pending")
+
+
+LADDER_CREATE = """
+-- Create a ladder.  KEYS: 1 ladder; ARGV: field, value, ... (``matches`` 0)
+-- Returns 1, or 0 when the id is taken.
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return 0
+end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""
+
+ENTRANT_ADD = """
+-- Register an entrant.  KEYS: 1 ladder, 2 entrants, 3 names
+-- ARGV: 1 name, 2 entrant id, 3 entrant JSON
+-- Returns 'ok', 'missing' (no ladder), 'taken' (the name is) or 'retry'
+-- (the id is: draw another).
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return 'missing'
+end
+if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then
+  return 'taken'
+end
+if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then
+  return 'retry'
+end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+return 'ok'
+"""
+
+LADDER_READ = """
+-- A ladder and entrants, read together.  KEYS: 1 ladder, 2 entrants
+-- ARGV: entrant ids (none: every entrant)
+-- Returns false when there is no ladder, else {HGETALL ladder, entrants}:
+-- entrants as HGETALL's flat list without ARGV, else HMGET's values.
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return false
+end
+local entrants
+if #ARGV == 0 then
+  entrants = redis.call('HGETALL', KEYS[2])
+else
+  entrants = redis.call('HMGET', KEYS[2], unpack(ARGV))
+end
+return {redis.call('HGETALL', KEYS[1]), entrants}
+"""
+
+LADDER_RATE = """
+-- Write a finished match's ratings, exactly once: only while the match is
+-- pending (the same step removes it), and only if every entrant still holds
+-- what the ratings were computed from (compare-and-set).
+-- KEYS: 1 ladder, 2 entrants, 3 pending
+-- ARGV: 1 match id, then per entrant: id, JSON read, new JSON
+-- Returns 'ok', 'done' (not pending: rated already, or dropped) or 'stale'
+-- (an entrant changed meanwhile: read again and retry); only 'ok' writes.
+if not redis.call('ZSCORE', KEYS[3], ARGV[1]) then
+  return 'done'
+end
+for i = 2, #ARGV, 3 do
+  if redis.call('HGET', KEYS[2], ARGV[i]) ~= ARGV[i + 1] then
+    return 'stale'
+  end
+end
+for i = 2, #ARGV, 3 do
+  redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 2])
+end
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('HINCRBY', KEYS[1], 'matches', 1)
 return 'ok'
 """

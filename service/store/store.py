@@ -89,7 +89,8 @@ class Meta:
     ``bot`` (:mod:`service.domain.seats`); ``bots``: the bot's name per seat (None
     for the others); ``seat_hashes`` is ``""`` for a seat without a token.
     Metas stored before seats had kinds load as all ``token``, no bots, no
-    clock, not public, no invite.
+    clock, not public, no invite.  A ladder match (:mod:`service.domain.ladders`)
+    names its ``ladder``, the entrant per seat and the entrants' token hashes.
     """
 
     match_id: str
@@ -105,12 +106,24 @@ class Meta:
     clock_ms: int | None = None
     public: bool = False
     invite_hash: str | None = None
+    #: 1.2: per seat, a webhook seat's ``{"url", "secret"}`` (None for the
+    #: others; never shown), and the deadline of its decisions without a clock
+    hooks: list[dict[str, str] | None] = field(default_factory=list, repr=False)
+    webhook_ms: int | None = None
+    bank_ms: int = 0
+    delay: int = 0
+    referee_hash: str | None = None
+    ladder: str | None = None
+    entrants: list[str] = field(default_factory=list)
+    entrant_hashes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.kinds:
             object.__setattr__(self, "kinds", ["token"] * len(self.players))
         if not self.bots:
             object.__setattr__(self, "bots", [None] * len(self.players))
+        if not self.hooks:
+            object.__setattr__(self, "hooks", [None] * len(self.players))
 
     @property
     def open_seats(self) -> list[int]:
@@ -131,24 +144,52 @@ class Meta:
             "options": self.options, "admin": self.admin_hash,
             "seats": self.seat_hashes, "created": self.created,
             "kinds": self.kinds, "bots": self.bots, "clock_ms": self.clock_ms,
-            "public": self.public, "invite": self.invite_hash})
+            "public": self.public, "invite": self.invite_hash, "hooks": self.hooks,
+            "webhook_ms": self.webhook_ms,
+            **({"bank_ms": self.bank_ms} if self.bank_ms else {}),
+            **({"delay": self.delay} if self.delay else {}),
+            **({"referee": self.referee_hash} if self.referee_hash is not None else {}),
+            **({"ladder": self.ladder, "entrants": self.entrants, "entrant_hashes": self.entrant_hashes}
+               if self.ladder is not None else {})})
 
     @classmethod
     def from_json(cls, match_id: str, raw: bytes | str) -> Meta:
         d = orjson.loads(raw)
         return cls(match_id, d["game"], d["players"], d["seed"], d["options"],
                    d["admin"], d["seats"], d["created"], d.get("kinds") or [], d.get("bots") or [],
-                   d.get("clock_ms"), bool(d.get("public", False)), d.get("invite"))
+                   d.get("clock_ms"), bool(d.get("public", False)), d.get("invite"), d.get("hooks") or [],
+                   d.get("webhook_ms"), d.get("bank_ms", 0), d.get("delay", 0), d.get("referee"),
+                   ladder=d.get("ladder"), entrants=d.get("entrants") or [],
+                   entrant_hashes=d.get("entrant_hashes") or [])
 
 
 @dataclass(frozen=True)
 class Snapshot:
     """A state and its version, and the deadlines (``{"<seat>": epoch ms}``)
-    of the seats to act when the match has a clock.  Shared: never mutate."""
+    of the seats to act when the match has a clock, and what is left of each
+    seat's time bank (``{"<seat>": ms}``, every seat; ``{}`` without a bank).
+    Shared: never mutate."""
 
     version: int
     state: dict[str, Any]
     deadline: dict[str, int] = field(default_factory=dict)
+    bank: dict[str, int] = field(default_factory=dict)
+
+    def clock_json(self) -> bytes | str:
+        """The snapshot's hash field ``d``: the deadlines, and the banks
+        under ``bank`` when the match has them ('' for neither)."""
+        if not self.deadline and not self.bank:
+            return ""
+        return orjson.dumps({**self.deadline, "bank": self.bank} if self.bank else self.deadline)
+
+
+def _clock_fields(raw: bytes | str | None) -> tuple[dict[str, int], dict[str, int]]:
+    """Deadlines and banks of a hash field ``d`` (:meth:`Snapshot.clock_json`)."""
+    if not raw:
+        return {}, {}
+    deadline = orjson.loads(raw)
+    bank = deadline.pop("bank", {})
+    return deadline, bank
 
 
 @dataclass(frozen=True)
@@ -258,6 +299,7 @@ class Store:
         self.finished_ttl = settings.finished_ttl
         self.budget_seconds = settings.redis_budget
         self.retry_after = settings.retry_after
+        self.world_secret = settings.world_secret
         self._create = client.register_script(lua.CREATE)
         self._apply = client.register_script(lua.APPLY)
         self._compact = client.register_script(lua.COMPACT)
@@ -327,7 +369,7 @@ class Store:
     def apply(self, match_id: str, expected: int, state: dict[str, Any], entry: dict[str, Any],
               events: list[dict[str, Any]], idem_key: str | None = None,
               fingerprint: str = "", *, later: Sequence[tuple[dict[str, Any], list[dict[str, Any]]]] = (),
-              deadline: dict[str, int] | None = None) -> ApplyResult:
+              deadline: dict[str, int] | None = None, bank: dict[str, int] | None = None) -> ApplyResult:
         """Store ``state`` as version ``expected + 1 + len(later)`` if
         ``expected`` is current.
 
@@ -335,8 +377,8 @@ class Store:
         to the event log; ``later`` are the moves (entry, events) the server
         played after it in the same request, one version each, all written by
         the same compare-and-set (``state`` is the state after the last one).
-        ``deadline`` is stored with the snapshot (none: no clock or nobody
-        acts).  With ``idem_key``, the new version and
+        ``deadline`` and ``bank`` are stored with the snapshot (none: no
+        clock or nobody acts; no time bank).  With ``idem_key``, the new version and
         ``fingerprint`` (see :func:`fingerprint`) are stored under it for
         ``IDEMPOTENCY_TTL`` (at most ``MATCH_TTL``: no record outlives its
         match); when the key already holds a record, nothing is written and
@@ -350,9 +392,10 @@ class Store:
         keys = k.fixed()
         if idem_key is not None:
             keys.append(k.idem(idem_key))
+        written = Snapshot(expected + 1 + len(later), state, dict(deadline or {}), dict(bank or {}))
         args: list[bytes | str | int | float] = [
             expected, orjson.dumps(state), self.ttl, fingerprint, next_write_id(),
-            min(self.idem_ttl, self.ttl), orjson.dumps(deadline) if deadline else ""]
+            min(self.idem_ttl, self.ttl), written.clock_json()]
         for step_entry, step_events in ((entry, events), *later):
             args += [orjson.dumps(step_entry), len(step_events), *(orjson.dumps(e) for e in step_events)]
         _check_deadline()
@@ -360,7 +403,7 @@ class Store:
         outcome = reply[0]
         if outcome == b"ok":
             version = int(reply[1])
-            self._remember(match_id, Snapshot(version, state, dict(deadline or {})))
+            self._remember(match_id, replace(written, version=version))
             return ApplyResult(version=version)
         if outcome == b"conflict":
             snap = self._decode_snapshot(match_id, int(reply[1]), reply[2], reply[3], reply[4])
@@ -378,8 +421,8 @@ class Store:
     def start_clock(self, match_id: str, snap: Snapshot) -> None:
         """Store the first deadlines of a match just created (version 0, which
         nobody else can have changed: its id is not handed out yet)."""
-        if snap.deadline:
-            self.client.hset(Keys(match_id).snap, "d", orjson.dumps(snap.deadline))
+        if snap.deadline or snap.bank:
+            self.client.hset(Keys(match_id).snap, "d", snap.clock_json())
         self._remember(match_id, snap)
 
     def claim(self, match_id: str, seat: int, token_hash: str) -> str:
@@ -619,8 +662,8 @@ class Store:
         if state is None:
             if not isinstance(archive, bytes):
                 raise DamagedMatch(match_id, "snap")
-            return Snapshot(version, self._archive(match_id, archive).state)
-        return Snapshot(version, orjson.loads(state), orjson.loads(deadline) if deadline else {})
+            return Snapshot(version, self._archive(match_id, archive).state, *_clock_fields(deadline))
+        return Snapshot(version, orjson.loads(state), *_clock_fields(deadline))
 
     def _remember(self, match_id: str, snap: Snapshot) -> None:
         """Cache ``snap`` unless a newer one is cached already."""

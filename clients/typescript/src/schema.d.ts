@@ -299,6 +299,488 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/games/{game}/simulate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                game: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Play moves and a random playout on a world (no token; stores nothing) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    game: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Simulate"];
+                };
+            };
+            responses: {
+                /** @description The world after the moves and the playout */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Simulation"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_request` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `game_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `payload_too_large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_world`, `illegal_move` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `rate_limited` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/games/{game}/worlds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                game: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The world a new match would start in */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    game: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["NewWorld"];
+                };
+            };
+            responses: {
+                /** @description The version-0 world of that match (stored nowhere) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["World"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_request` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `game_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `payload_too_large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_options` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `rate_limited` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ladders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a rating ladder of one game
+         * @description Returns its `admin_token` (keep it: it is stored hashed), which
+         *     registers entrants and puts matches in the ladder.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateLadder"];
+                };
+            };
+            responses: {
+                /** @description Created: the ladder's admin token */
+                201: {
+                    headers: {
+                        /** @description URL of the leaderboard */
+                        Location?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CreatedLadder"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_request` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `game_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `payload_too_large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `rate_limited` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ladders/{ladder_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ladder_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The leaderboard
+         * @description Every finished ladder match is rated in it exactly once.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    ladder_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The leaderboard, best rating (μ − 3σ) first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Leaderboard"];
+                    };
+                };
+                /** @description Problem details; `code`: `ladder_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `rate_limited` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ladders/{ladder_id}/entrants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ladder_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register an entrant (the ladder's admin token)
+         * @description Names are unique per ladder (else 422 `invalid_options`).  The
+         *     entrant's `token` acts for its seat in the ladder's matches.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    ladder_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateEntrant"];
+                };
+            };
+            responses: {
+                /** @description Registered: the entrant's id and token */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CreatedEntrant"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_request` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `unauthenticated` */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `forbidden` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `ladder_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `payload_too_large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_options` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `rate_limited` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/matches": {
         parameters: {
             query?: never;
@@ -418,7 +900,16 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem details; `code`: `game_not_found` */
+                /** @description Problem details; `code`: `forbidden` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `game_not_found`, `ladder_not_found` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -1373,6 +1864,117 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/matches/{match_id}/worlds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        /** Sample worlds for a seat (seat token, or admin with `?seat=k`) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description the seat (required with the admin token; a seat token may only name its own) */
+                    seat?: number;
+                    /** @description how many worlds (1…64, default 1) */
+                    n?: number;
+                    /** @description sample seed: the same seed and the same knowledge give the same worlds (absent: random) */
+                    seed?: number;
+                };
+                header?: never;
+                path: {
+                    match_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Worlds of the match for the seat at the current version */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Worlds"];
+                    };
+                };
+                /** @description Problem details; `code`: `invalid_request` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `unauthenticated` */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `forbidden` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `match_not_found` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `match_finished` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `rate_limited` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem details; `code`: `store_unavailable` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1634,8 +2236,13 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
-        /** @description 1.1: the seat's deadline passed; its fallback move follows */
+        /** @description 1.1: the seat's deadline passed (1.2: or its webhook failed); its fallback move follows */
         BiberbandeEventTimedOut: {
+            /**
+             * @description 1.2, webhook seats only: no answer in time, another status or a body that is not a move, or an illegal move
+             * @enum {string}
+             */
+            reason?: "timeout" | "error" | "illegal";
             /** @description the acting seat; null for the table */
             seat: number | null;
             /**
@@ -1872,8 +2479,12 @@ export interface components {
         };
         /** @description The match as the caller may see it: biberbande */
         BiberbandeView: {
+            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds ({} in a view held back by a spectator delay) */
+            bank?: {
+                [key: string]: number;
+            };
             board: components["schemas"]["BiberbandeBoard"];
-            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts (1.2: and in a view held back by a spectator delay) */
             deadline?: {
                 [key: string]: number;
             };
@@ -2262,8 +2873,13 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
-        /** @description 1.1: the seat's deadline passed; its fallback move follows */
+        /** @description 1.1: the seat's deadline passed (1.2: or its webhook failed); its fallback move follows */
         BiberclanEventTimedOut: {
+            /**
+             * @description 1.2, webhook seats only: no answer in time, another status or a body that is not a move, or an illegal move
+             * @enum {string}
+             */
+            reason?: "timeout" | "error" | "illegal";
             /** @description the acting seat; null for the table */
             seat: number | null;
             /**
@@ -2484,8 +3100,12 @@ export interface components {
         };
         /** @description The match as the caller may see it: biberclan */
         BiberclanView: {
+            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds ({} in a view held back by a spectator delay) */
+            bank?: {
+                [key: string]: number;
+            };
             board: components["schemas"]["BiberclanBoard"];
-            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts (1.2: and in a view held back by a spectator delay) */
             deadline?: {
                 [key: string]: number;
             };
@@ -2524,6 +3144,22 @@ export interface components {
             /** @description bearer token of the claimed seat */
             token: string;
         };
+        CreateEntrant: {
+            /**
+             * @description unique in the ladder (else 422 invalid_options); the display name of its seats
+             * @example snake-v2
+             */
+            name: string;
+        };
+        CreateLadder: {
+            /**
+             * @description game id
+             * @example biberbande
+             */
+            game: string;
+            /** @example weekly */
+            name: string;
+        };
         CreateMatch: {
             /**
              * @description a deadline on every decision (milliseconds per move); part of the record
@@ -2532,6 +3168,11 @@ export interface components {
              *     }
              */
             clock?: {
+                /**
+                 * @description 1.2: each seat's time bank: a deadline is `per_move_ms` plus what is left of it; time beyond `per_move_ms` comes out of it
+                 * @default 0
+                 */
+                bank_ms: number;
                 per_move_ms: number;
             } | null;
             /**
@@ -2539,6 +3180,11 @@ export interface components {
              * @example biberbande
              */
             game: string;
+            /** @description 1.2: the match joins this ladder (`token`: the ladder's admin token); every element of `players` is then `{"entrant": "<entrant_id>", …}` */
+            ladder?: {
+                id: string;
+                token: string;
+            } | null;
             /**
              * @description game-specific options (see the catalogue); unknown ones: 422
              * @example {
@@ -2571,14 +3217,60 @@ export interface components {
                 name: string;
                 /** @description no token now: claimed later with the invite */
                 open?: boolean;
+                /** @description 1.2: an HTTP service plays this seat: the server POSTs each decision to `url` (a host `WEBHOOK_HOSTS` allows), signed with `secret` (stored, never shown again) */
+                webhook?: {
+                    secret: string;
+                    /** Format: uri */
+                    url: string;
+                };
+            } | {
+                /**
+                 * @description the server plays this seat (not together with `open`)
+                 * @enum {string}
+                 */
+                bot?: "random" | "heuristic";
+                /** @description an entrant_id of the match's ladder */
+                entrant: string;
+                /** @description 1.2: an HTTP service plays this seat: the server POSTs each decision to `url` (a host `WEBHOOK_HOSTS` allows), signed with `secret` (stored, never shown again) */
+                webhook?: {
+                    secret: string;
+                    /** Format: uri */
+                    url: string;
+                };
             })[] | number;
             /** @description list the match in the lobby while a seat is open, and let anyone claim its open seats (default false) */
             public?: boolean | null;
+            /** @description 1.2: add a `referee_token` to the response: it reads every hidden card, with the spectators' delay, and may not act, delete or claim */
+            referee?: boolean | null;
             /**
              * @description makes the match reproducible; absent: the server picks one and records it
              * @example 42
              */
             seed?: number | null;
+            /**
+             * @description 1.2: until the match is finished, callers without a seat or admin token (and the referee) see version max(0, current − delay)
+             * @example {
+             *       "delay": 10
+             *     }
+             */
+            spectators?: {
+                /** @default 0 */
+                delay: number;
+            } | null;
+        };
+        CreatedEntrant: {
+            /** @description names the entrant in `players` */
+            entrant_id: string;
+            name: string;
+            /** @description acts for the seat the entrant holds in any of the ladder's matches, like that seat's token; given only here (stored hashed) */
+            token: string;
+        };
+        CreatedLadder: {
+            /** @description registers entrants and seats ladder matches; given only here (stored hashed) */
+            admin_token: string;
+            game: string;
+            ladder_id: string;
+            name: string;
         };
         CreatedMatch: {
             admin_token: string;
@@ -2586,6 +3278,8 @@ export interface components {
             /** @description when a seat is open: the secret that claims it (`POST …/seats/{k}`); given only here */
             invite?: string;
             match_id: string;
+            /** @description 1.2: with `referee: true` only: reads every hidden card with the spectators' delay */
+            referee_token?: string;
             seats: components["schemas"]["SeatToken"][];
             seed: number;
             state: components["schemas"]["View"];
@@ -2616,6 +3310,15 @@ export interface components {
         };
         Games: {
             games: components["schemas"]["Game"][];
+        };
+        Leaderboard: {
+            /** @description best rating first */
+            entrants: components["schemas"]["Standing"][];
+            game: string;
+            ladder_id: string;
+            /** @description finished ladder matches (each rated once) */
+            matches: number;
+            name: string;
         };
         LegalMoves: {
             /** @description every legal move, stable order; may carry a `label` */
@@ -2661,11 +3364,16 @@ export interface components {
         };
         LoggedMove: {
             /**
-             * @description 1.1: a move the server played: a bot seat's, a fallback after the seat's deadline passed, or a resigned seat's fallback; absent for a seat's own move
+             * @description 1.1: a move the server played: a bot seat's, a fallback after the seat's deadline passed, or a resigned seat's fallback; 1.2: a webhook seat's answer; absent for a seat's own move
              * @enum {string}
              */
-            by?: "bot" | "clock" | "resigned";
+            by?: "bot" | "clock" | "resigned" | "webhook";
             move: components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"];
+            /**
+             * @description 1.2: why a webhook seat's fallback (`by: clock`) was played, as in its `timed_out` event
+             * @enum {string}
+             */
+            reason?: "timeout" | "error" | "illegal";
             seat: number;
             version: number;
         };
@@ -2904,8 +3612,13 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
-        /** @description 1.1: the seat's deadline passed; its fallback move follows */
+        /** @description 1.1: the seat's deadline passed (1.2: or its webhook failed); its fallback move follows */
         MeinLieberBiberEventTimedOut: {
+            /**
+             * @description 1.2, webhook seats only: no answer in time, another status or a body that is not a move, or an illegal move
+             * @enum {string}
+             */
+            reason?: "timeout" | "error" | "illegal";
             /** @description the acting seat; null for the table */
             seat: number | null;
             /**
@@ -3030,8 +3743,12 @@ export interface components {
         };
         /** @description The match as the caller may see it: mein-lieber-biber */
         MeinLieberBiberView: {
+            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds ({} in a view held back by a spectator delay) */
+            bank?: {
+                [key: string]: number;
+            };
             board: components["schemas"]["MeinLieberBiberBoard"];
-            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts (1.2: and in a view held back by a spectator delay) */
             deadline?: {
                 [key: string]: number;
             };
@@ -3073,6 +3790,29 @@ export interface components {
             fields: string[];
             type: string;
         };
+        NewWorld: {
+            /** @description not for worlds: 422 invalid_options unless null */
+            clock?: unknown;
+            /** @description not for worlds: 422 invalid_options unless null */
+            ladder?: unknown;
+            /** @description as for create */
+            options?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description 2…max players: display names, or a player count (as for create; no open, bot or webhook seats: 422 invalid_options)
+             * @example [
+             *       "ana",
+             *       "bo"
+             *     ]
+             */
+            players: unknown[] | number;
+            /**
+             * @description as for create (absent: the server picks one)
+             * @example 42
+             */
+            seed?: number | null;
+        };
         Option: {
             /** @description string options: the allowed values */
             choices?: string[];
@@ -3105,6 +3845,14 @@ export interface components {
             /** @description Total number of pages. */
             total_pages?: number;
         };
+        PostedMove: {
+            /** @description one of the seat's legal moves */
+            move: {
+                [key: string]: unknown;
+            };
+            /** @description the seat the move is played for (as the admin acting for it) */
+            seat: number;
+        };
         Problem: {
             code: string;
             /** @description 409 version_conflict: the current version */
@@ -3119,7 +3867,7 @@ export interface components {
             type: string;
         };
         Record: {
-            /** @description `{"per_move_ms"}` of a match with a clock (absent without one) */
+            /** @description `{"per_move_ms"}` of a match with a clock, with `bank_ms` when it has a time bank (absent without one) */
             clock?: {
                 [key: string]: unknown;
             };
@@ -3146,10 +3894,10 @@ export interface components {
              */
             bot?: "random" | "heuristic";
             /**
-             * @description `token`: its token went to the creator; `open`: nobody holds it yet; `claimed`: claimed with the invite; `bot`: the server plays it
+             * @description `token`: its token went to the creator; `open`: nobody holds it yet; `claimed`: claimed with the invite; `bot`: the server plays it; `webhook` (1.2): the server calls the seat's webhook
              * @enum {string}
              */
-            kind: "token" | "open" | "claimed" | "bot";
+            kind: "token" | "open" | "claimed" | "bot" | "webhook";
             name: string;
             seat: number;
         };
@@ -3168,9 +3916,64 @@ export interface components {
             seat: number;
             /** @description bearer token of this seat (token seats only) */
             token?: string;
+            /**
+             * @description 1.2: a seat its webhook plays
+             * @enum {boolean}
+             */
+            webhook?: true;
         };
         Seats: {
             seats: components["schemas"]["Seat"][];
+        };
+        Simulate: {
+            /** @description answer as this seat would see the world (null: as the admin) */
+            as?: number | null;
+            /** @description played in order (at most 256) */
+            moves?: components["schemas"]["PostedMove"][];
+            /**
+             * @description "random": then uniformly random legal moves until the world is finished (at most 10000 moves per call in all); null: none
+             * @enum {string|null}
+             */
+            playout?: "random" | null;
+            /** @description seeds the playout's generator, alone (absent: random) */
+            seed?: number | null;
+            /** @description a world string this server issued (at most 16384 characters) */
+            world: string;
+        };
+        Simulation: {
+            /** @description this call's events */
+            events: components["schemas"]["Event"][];
+            /** @description by seat: every seat to act (as the admin), or seat `as`'s own */
+            legal_moves: {
+                [key: string]: unknown;
+            } & components["schemas"]["LegalMovesBySeat"];
+            result: (Record<string, never> | null) | components["schemas"]["Result"];
+            /** @description the world as the admin's view shows it (a `View`; `match_id` null for a world made without a match) */
+            state: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            status: "active" | "finished";
+            to_act: number[];
+            version: number;
+            /** @description the signed world: opaque, valid for 24 hours, never stored */
+            world: string;
+        };
+        Standing: {
+            entrant_id: string;
+            /** @description finished ladder matches played */
+            matches: number;
+            /** @description openskill Plackett–Luce μ (25 at the start) */
+            mu: number;
+            name: string;
+            /** @description 1 + the number of entrants with a strictly higher rating */
+            rank: number;
+            /** @description μ − 3σ: the leaderboard's order */
+            rating: number;
+            /** @description σ (25/3 at the start) */
+            sigma: number;
+            /** @description of them, those finished in first place (shared or not) */
+            wins: number;
         };
         Status: {
             /** @example ok */
@@ -3348,8 +4151,13 @@ export interface components {
             /** @description the version the move that caused it produced */
             version: number;
         };
-        /** @description 1.1: the seat's deadline passed; its fallback move follows */
+        /** @description 1.1: the seat's deadline passed (1.2: or its webhook failed); its fallback move follows */
         ThirteenBeaversEventTimedOut: {
+            /**
+             * @description 1.2, webhook seats only: no answer in time, another status or a body that is not a move, or an illegal move
+             * @enum {string}
+             */
+            reason?: "timeout" | "error" | "illegal";
             /** @description the acting seat; null for the table */
             seat: number | null;
             /**
@@ -3495,8 +4303,12 @@ export interface components {
         };
         /** @description The match as the caller may see it: thirteen-beavers */
         ThirteenBeaversView: {
+            /** @description 1.2: with `clock.bank_ms` > 0, per seat (every seat), what is left of its time bank in milliseconds ({} in a view held back by a spectator delay) */
+            bank?: {
+                [key: string]: number;
+            };
             board: components["schemas"]["ThirteenBeaversBoard"];
-            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts */
+            /** @description 1.1: per seat to act, the epoch millisecond by which it must move (a match with a clock; then the server plays its fallback move); {} without a clock or when nobody acts (1.2: and in a view held back by a spectator delay) */
             deadline?: {
                 [key: string]: number;
             };
@@ -3525,8 +4337,21 @@ export interface components {
         View: components["schemas"]["BiberbandeView"] | components["schemas"]["BiberclanView"] | components["schemas"]["MeinLieberBiberView"] | components["schemas"]["ThirteenBeaversView"];
         Viewer: {
             /** @enum {string} */
-            role: "spectator" | "seat" | "admin";
+            role: "spectator" | "seat" | "admin" | "referee";
             seat: number | null;
+        };
+        World: {
+            /** @description the world as the admin's view shows it (a `View`; `match_id` null for a world made without a match) */
+            state: {
+                [key: string]: unknown;
+            };
+            /** @description the signed world: opaque, valid for 24 hours, never stored */
+            world: string;
+        };
+        Worlds: {
+            seat: number;
+            version: number;
+            worlds: components["schemas"]["World"][];
         };
     };
     responses: {

@@ -75,8 +75,8 @@ class Matches(MethodView):
     @blp.body_arguments(CreateMatchSchema())
     @blp.response(201, CreatedMatchSchema, description="Created: tokens and the spectator view", headers={
         "Location": {"description": "URL of the new match", "schema": {"type": "string"}}, **ETAG_HEADER})
-    @blp.problems("invalid_request", "game_not_found", "payload_too_large", "invalid_options",
-                  "rate_limited", "store_unavailable")
+    @blp.problems("invalid_request", "game_not_found", "forbidden", "ladder_not_found", "payload_too_large",
+                  "invalid_options", "rate_limited", "store_unavailable")
     def post(self, body: dict[str, Any]) -> Response:
         """Create a match
 
@@ -84,7 +84,9 @@ class Matches(MethodView):
         may act for any seat, may delete).  Keep them: they are stored hashed.
         """
         created = lodge().create(body["game"], body["players"], body.get("seed"), body.get("options"),
-                                 public=body.get("public"), clock=body.get("clock"))
+                                 public=body.get("public"), clock=body.get("clock"),
+                                 spectators=body.get("spectators"), referee=body.get("referee"),
+                                 ladder=body.get("ladder"))
         headers = {"Location": _match_url(created["match_id"]), **_etag(0)}
         return json_response(created, 201, headers)
 

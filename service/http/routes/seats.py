@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, url_for
+from flask import Response, request, url_for
 from flask.views import MethodView
 
 from service.http.api import ETAG_HEADER, Blueprint, json_response
@@ -57,7 +57,7 @@ class Seat(MethodView):
         token (keep it: it is stored hashed).  The match's version does not
         change.  A seat that is not open is 409 `seat_taken`.
         """
-        claimed = lodge().claim(match_id, seat, body.get("invite"))
+        claimed = lodge().claim(match_id, seat, body.get("invite"), request.headers.get("Authorization"))
         version = claimed["state"]["version"]
         headers = {"Location": url_for("matches.Match", match_id=match_id), "ETag": f'"{version}"',
                    "Cache-Control": "private, no-cache"}
