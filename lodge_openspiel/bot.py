@@ -23,7 +23,7 @@ from . import games
 
 #: simulations per decision with two seats, by game (measured: docs/ai.md); with
 #: n seats a playout is longer, so a decision runs 2/n of these
-SIMULATIONS = {"biberbande": 260, "biberclan": 80, "mein-lieber-biber": 55, "thirteen-beavers": 40}
+SIMULATIONS = {"biberbande": 260, "biberclan": 80, "mein-lieber-biber": 55, "thirteen-beavers": 36}
 #: UCT's exploration constant (returns lie in −1 … 1)
 UCT_C = 1.5
 
