@@ -41,7 +41,7 @@ def decide(engine: Game, state: State, seat: int, events: Sequence[Event], seed:
     bot = ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(1, rng), UCT_C,
                            simulations or max(1, SIMULATIONS.get(engine.id, 20) * 2 // players), random_state=rng)
     bot.set_resampler(lambda at, player: at.world(player, int(rng.randint(2**53 - 1))))
-    move = engine.move_of_action(state, seat, bot.step(root))
+    move = engine.move_of_action(state, seat, int(bot.step(root)))  # OpenSpiel answers a NumPy integer
     if move is None:
         raise RuntimeError("ISMCTS chose an action that is not legal")
     return move

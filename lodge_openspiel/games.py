@@ -151,7 +151,7 @@ class LodgeState(pyspiel.State):
             self.state, self.events, _ = self.engine.create(names, self.seed * DEALS + action, None)
             return
         seat = self.current_player()
-        move = self.engine.move_of_action(self.state, seat, action)
+        move = self.engine.move_of_action(self.state, seat, int(action))
         if move is None:
             raise ValueError(f"action {action} is not legal for seat {seat}")
         self.state, events = self.engine.play(self.state, seat, move)
