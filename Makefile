@@ -12,7 +12,7 @@ CLIENT := clients/typescript
 NODE_STAMP := $(CLIENT)/node_modules/.package-lock.json
 
 .DEFAULT_GOAL := help
-.PHONY: help install run lint test openapi docs-tables ts-client ts-client-generate npm-ci bench bench-arena bench-memory bench-stream bench-cluster bench-faults bench-bots redis-server browser clean
+.PHONY: help install run lint test test-fast openapi docs-tables ts-client ts-client-generate npm-ci bench bench-arena bench-memory bench-stream bench-cluster bench-faults bench-bots redis-server browser clean
 
 ## List the targets with what they do.
 help:
@@ -91,6 +91,10 @@ ts-client-generate: $(NODE_STAMP)
 test: $(STAMP) redis-server browser npm-ci
 	cd $(CLIENT) && npm run build
 	$(BIN)/python -m pytest -n 2 -p no:cacheprovider
+
+## Everything that needs no server, browser or Redis process: engine, arena, docs, the API on the embedded store.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -p no:cacheprovider --fast tests/engine tests/arena tests/docs tests/service
 
 ## Regenerate the committed contract from the code, the TS client's types from it, and the docs tables.
 openapi: $(STAMP) $(NODE_STAMP) docs-tables

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import requests
 
@@ -104,6 +105,7 @@ def drive(server: subprocess.Popen, clients: int, per_client: int,
 def scripted_moves(game_id: str, players: int, seed: int) -> list[tuple[int, dict]]:
     """A random legal match played in-process: the moves the client will POST."""
     game = REGISTRY.get(game_id)
+    assert game is not None, f"unknown game {game_id!r}"
     rng = random.Random(seed)
     state, _, _ = game.create([f"p{i}" for i in range(players)], seed, {})
     moves = []
@@ -133,7 +135,7 @@ class LodgeClient:
     def _create(self) -> tuple[str, dict[int, str], list[tuple[int, dict]]]:
         self.seed += 1
         script = scripted_moves(self.game, self.players, self.seed)
-        body = {"game": self.game, "players": self.players, "seed": self.seed}
+        body: dict[str, Any] = {"game": self.game, "players": self.players, "seed": self.seed}
         created = self.session.post(self.base + "/v1/matches", json=body).json()
         return created["match_id"], {s["seat"]: s["token"] for s in created["seats"]}, script
 

@@ -50,12 +50,14 @@ def create_app() -> Flask:
     @app.get("/ref/<match_id>")
     def get_state(match_id: str):
         snapshot = store.get(snapshot_key(match_id))
+        assert isinstance(snapshot, bytes), "the match was created"
         return Response(orjson.dumps({"state": snapshot.decode()}), mimetype="application/json")
 
     @app.post("/ref/<match_id>/moves")
     def move(match_id: str):
         body = orjson.loads(request.get_data())
         snapshot = store.get(snapshot_key(match_id))
+        assert isinstance(snapshot, bytes), "the match was created"
         version = cas(keys=[snapshot_key(match_id), version_key(match_id)],
                       args=[body["version"], snapshot[::-1]])
         if version < 0:

@@ -9,6 +9,7 @@ through :class:`Game` and the registry in :mod:`engine`.
 """
 from __future__ import annotations
 
+import functools
 import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -17,7 +18,18 @@ from typing import Any, ClassVar
 
 import orjson
 
-from engine.declaration import REQUIRED_PRESETS, RESULT, Declaration, EventType, described, enum, merge, public
+from engine.actions import ActionSpace
+from engine.declaration import (
+    REQUIRED_PRESETS,
+    RESULT,
+    Declaration,
+    DeclarationError,
+    EventType,
+    described,
+    enum,
+    merge,
+    public,
+)
 
 Move = dict[str, Any]
 Event = dict[str, Any]
@@ -67,11 +79,6 @@ class UndeclaredEvent(Exception):
     declared field missing (``Game.declaration``).  A bug, never an answer:
     nothing of the event is shown to anyone, and the move that produced it is
     not applied."""
-
-
-class DeclarationError(TypeError):
-    """A game's declaration lacks a piece or contradicts its engine: raised
-    when the game is registered (at import), never skipped."""
 
 
 # --------------------------------------------------------------------------
@@ -461,6 +468,10 @@ class CardCodec:
         return list(map(self.card.__getitem__, codes))
 
 
+#: ids a refusal of a numbered move lists at most (:meth:`Game.posted_move`)
+MAX_IDS_SHOWN = 40
+
+
 # --------------------------------------------------------------------------
 # What every game shares beyond its own rules (contract 1.1): resigning, the
 # fallback move a server plays for a seat, and who made a move.
@@ -661,7 +672,7 @@ class Game:
     def catalogue(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "summary": self.summary,
                 "min_players": self.min_players, "max_players": self.max_players,
-                "options": [o.to_json() for o in self.options]}
+                "options": [o.to_json() for o in self.options], "actions": self.actions}
 
     def public_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """Resolved ``options`` as a non-admin may read them before the match
@@ -744,21 +755,81 @@ class Game:
         """Check and apply ``move`` for ``seat``: the one path of every move.
         ``by`` says who decided it when not the seat (:data:`BY`), ``reason``
         why a clock's fallback was played (:meth:`apply`); ``resign`` is open
-        to any seat at any time (:meth:`resign`)."""
+        to any seat at any time (:meth:`resign`); a move may name a listed
+        one by its ``id`` (:meth:`posted_move`)."""
+        move = self.posted_move(state, seat, move)
+        if move.get("type") == MOVE_RESIGN:
+            return self.resign(state, seat, move)
+        return self.apply(state, seat, move, by, reason)
+
+    def posted_move(self, state: State, seat: int, move: Move) -> Move:
+        """The move :meth:`play` applies for a posted ``move``: the listed
+        legal move it names (by its fields, or by its ``id``: contract "Moves
+        as numbers"), or a ``resign`` as posted.  Raises in the contract's
+        order: :class:`MatchFinished`, :class:`NotYourTurn`, :class:`IllegalMove`."""
         if self.status(state) == FINISHED:
             raise MatchFinished("the match is finished; no more moves are accepted")
         if move.get("type") == MOVE_RESIGN:
-            return self.resign(state, seat, move)
+            return move
         if seat not in self.to_act(state):
             raise NotYourTurn(f"seat {seat} has no decision to make now; "
                               f"to act: {self.to_act(state)}")
+        if "id" in move:
+            return self._numbered(state, seat, move)
         move = self.normalize_move(move)
         candidate = listed_move(move, self.seat_moves_like(state, seat, move)) \
             if state["status"] == ACTIVE else None
         if candidate is None:
             legal = self.legal_moves(state, seat)
             raise IllegalMove(self.why_illegal(state, seat, move, legal))
-        return self.apply(state, seat, candidate, by, reason)
+        return candidate
+
+    def _numbered(self, state: State, seat: int, move: Move) -> Move:
+        """The listed legal move with the posted move's ``id``; with other
+        fields too, they must name that same move."""
+        action = move["id"]
+        found = self.move_of_action(state, seat, action) if _is_int(action) else None
+        if found is None:
+            raise IllegalMove(self._why_no_id(state, seat, action))
+        fields = {k: v for k, v in move.items() if k not in ("id", "label")}
+        if fields and not same_move(self.normalize_move(fields), found):
+            raise IllegalMove(f"the move's id {action} names {orjson.dumps(found).decode()}, its other fields "
+                              "another move; post the id alone, or the fields alone")
+        return found
+
+    def _why_no_id(self, state: State, seat: int, action: Any) -> str:
+        if not _is_int(action):
+            return f"a move's id must be an integer 0…{self.actions - 1}"
+        ids = sorted(self.action_id(m) for m in self.legal_moves(state, seat))
+        shown = ", ".join(map(str, ids[:MAX_IDS_SHOWN])) + (", …" if len(ids) > MAX_IDS_SHOWN else "")
+        return (f"no legal move has id {action} now (ids of {self.id} are 0…{self.actions - 1}); "
+                f"legal ids now: {shown}; GET legal-moves lists every legal move with its id")
+
+    # --- moves as numbers (contract "Moves as numbers", engine.actions) ---
+    @functools.cached_property
+    def action_space(self) -> ActionSpace:
+        """The game's action space, from its declared move types
+        (:mod:`engine.actions`; :class:`DeclarationError` when a parameter's
+        values are not known: :func:`check_declaration` builds it)."""
+        return ActionSpace(self.declaration.moves, self.max_players)
+
+    @property
+    def actions(self) -> int:
+        """The number of distinct moves the game has at its largest player count."""
+        return self.action_space.size
+
+    def action_id(self, move: Move) -> int:
+        """The id (0 … :attr:`actions` − 1) of a fully specified ``move``: a
+        function of its type and parameters alone (``label`` ignored); a
+        ``ValueError`` for a move outside the space (``resign``)."""
+        return self.action_space.id_of(move)
+
+    def move_of_action(self, state: State, seat: int, action: int) -> Move | None:
+        """The listed legal move of ``seat`` whose id is ``action``, or ``None``."""
+        if not _is_int(action) or state["status"] != ACTIVE or seat not in self.to_act(state):
+            return None
+        move = self.action_space.move_of(action)
+        return None if move is None else listed_move(move, self.seat_moves_like(state, seat, move))
 
     def resign(self, state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
         """``{"type": "resign"}``: any seat of an active match, whether or not
@@ -850,7 +921,8 @@ def event_types(declaration: Declaration) -> dict[str, EventType]:
 
 def check_declaration(game: Game) -> None:
     """:class:`DeclarationError` unless ``game`` declares every piece: move
-    types matching its handlers, event types, view fields, the presets of
+    types matching its handlers, each parameter's values known (its action
+    space, :mod:`engine.actions`), event types, view fields, the presets of
     :data:`REQUIRED_PRESETS` (valid options), a bot, a board and a docs page."""
     declaration = getattr(type(game), "declaration", None)
     if not isinstance(declaration, Declaration):
@@ -865,6 +937,10 @@ def check_declaration(game: Game) -> None:
     problems += [f"preset {name!r}" for name in REQUIRED_PRESETS if name not in declaration.presets]
     if problems:
         raise DeclarationError(f"game {game.id!r} lacks or contradicts: {'; '.join(problems)}")
+    try:
+        game.action_space  # noqa: B018 (built here so that registration fails, not a later move)
+    except DeclarationError as error:
+        raise DeclarationError(f"game {game.id!r}: {error}") from None
     for name, preset in declaration.presets.items():
         try:
             validate_options(game, game.min_players, dict(preset))

@@ -30,7 +30,11 @@ Schema = dict[str, Any]
 # Schema helpers (OpenAPI 3.0 schema objects).
 # --------------------------------------------------------------------------
 INT: Schema = {"type": "integer"}
-SEAT: Schema = {"type": "integer", "minimum": 0, "description": "a seat, 0-based"}
+#: the key marking a schema whose values are seats, 0 … the game's
+#: ``max_players`` − 1 (how the action space enumerates a seat parameter,
+#: :mod:`engine.actions`); an OpenAPI extension, ignored by validators
+SEAT_MARK = "x-seat"
+SEAT: Schema = {"type": "integer", "minimum": 0, "description": "a seat, 0-based", SEAT_MARK: True}
 STR: Schema = {"type": "string"}
 BOOL: Schema = {"type": "boolean"}
 HIDDEN = "null when the viewer may not see it"
@@ -154,18 +158,30 @@ def redacted(schema: Schema, fn: Redaction) -> Field:
     return Field(schema, Redacted(fn))
 
 
+class DeclarationError(TypeError):
+    """A game's declaration lacks a piece or contradicts its engine: raised
+    when the game is registered (at import), never skipped."""
+
+
 # --------------------------------------------------------------------------
 # Move and event types.
 # --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class MoveType:
     """A move type: its parameters (besides ``type`` and ``label``), which of
-    them may be left out, and a sentence for the docs."""
+    them may be left out, and a sentence for the docs.
+
+    ``domains``: for a parameter whose schema does not enumerate its values
+    (no ``enum``, no ``minimum`` and ``maximum``, not a seat, not a boolean),
+    every value it can take, in the order that numbers them (the action
+    space, :mod:`engine.actions`); a parameter whose schema enumerates its
+    values has no entry."""
 
     type: str
     params: Mapping[str, Schema] = field(default_factory=dict)
     optional: tuple[str, ...] = ()
     doc: str = ""
+    domains: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
 
 
 #: the fields every event has besides its own: ``type`` and the acting ``seat``

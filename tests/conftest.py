@@ -49,7 +49,17 @@ def closed_port() -> int:
     return free_port()
 
 
+#: set by ``--fast`` (make test-fast): starting a process then fails the test, which should be marked ``process``
+FAST = False
+
+
+def _refuse_when_fast(what: str) -> None:
+    if FAST:
+        pytest.fail(f"--fast runs no {what}: mark this test @pytest.mark.process", pytrace=False)
+
+
 def start_redis(workdir: Path, port: int | None = None) -> tuple[subprocess.Popen, str]:
+    _refuse_when_fast("redis-server")
     try:
         return servers.start_redis(workdir, port)
     except servers.ServerError as exc:
@@ -58,6 +68,7 @@ def start_redis(workdir: Path, port: int | None = None) -> tuple[subprocess.Pope
 
 def start_gunicorn(workdir: Path, redis_url: str | None, workers: int = 2,
                    extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+    _refuse_when_fast("gunicorn")
     try:
         return servers.start_gunicorn(workdir, redis_url, workers, extra_env)
     except servers.ServerError as exc:
@@ -68,6 +79,7 @@ def start_gunicorn(workdir: Path, redis_url: str | None, workers: int = 2,
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real redis-server on a free loopback port (one per xdist worker);
     yields its URL and stops it by PID at the end of the session."""
+    _refuse_when_fast("redis-server")
     proc, url = start_redis(tmp_path_factory.mktemp("redis"))
     try:
         yield url
@@ -81,6 +93,7 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[servers.Cluster]:
     """A 3-master Redis Cluster on free loopback ports (one per xdist worker)."""
+    _refuse_when_fast("Redis Cluster")
     try:
         cluster = servers.Cluster(tmp_path_factory.mktemp("cluster"))
     except servers.ServerError as exc:
@@ -98,15 +111,48 @@ CLUSTER_MODULES = {"test_api_all_games", "test_api_clock", "test_api_moves", "te
                    "test_api_views", "test_compaction", "test_store_faults", "test_api_ladders"}
 
 
+#: fixtures that start a process (Redis, a cluster, gunicorn, Chromium): ``--fast`` leaves their tests out.
+PROCESS_FIXTURES = {"redis_server", "redis_cluster", "live_server", "live_api", "driver"}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--fast", action="store_true",
+                     help="only what needs no server, browser or Redis process (make test-fast): the store is "
+                          "the embedded one, and tests marked live or process or using a process fixture "
+                          "are deselected")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global FAST
+    FAST = config.getoption("fast")
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "store" in metafunc.fixturenames:
         modes = ["embedded", "redis"]
         if metafunc.module.__name__.rsplit(".", 1)[-1] in CLUSTER_MODULES:
             modes.append("cluster")
+        if metafunc.config.getoption("fast"):
+            modes = ["embedded"]
         metafunc.parametrize("store", modes, indirect=True)
 
 
-def _cluster_client_class() -> type:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--fast``: deselect every test that needs a process of its own."""
+    if not config.getoption("fast"):
+        return
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        needs_process = (item.get_closest_marker("live") or item.get_closest_marker("process")
+                         or PROCESS_FIXTURES & set(getattr(item, "fixturenames", ())))
+        (drop if needs_process else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def _cluster_client_class() -> Any:
     import redis
 
     class ClusterClient(redis.RedisCluster):
@@ -140,16 +186,16 @@ def store(request: pytest.FixtureRequest) -> Iterator[Any]:
         import redis
 
         url = request.getfixturevalue("redis_server")
-        client = redis.Redis.from_url(url)
-        client.flushdb()
-        yield client
-        client.close()
+        server_client = redis.Redis.from_url(url)
+        server_client.flushdb()
+        yield server_client
+        server_client.close()
 
 
 @pytest.fixture(scope="module")
 def driver() -> Iterator[Any]:
     """Headless Chromium at a desktop size, one per module (the front end's
-    browser tests; tests/test_browser.py has its own)."""
+    browser tests; tests/live/test_browser.py has its own)."""
     from tests import browser
 
     with browser.chromium(width=1280, height=1400) as d:

@@ -275,7 +275,9 @@ def events_of(body: Any) -> list[dict[str, Any]]:
 
 
 def strip_label(move: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in move.items() if k != "label"}
+    """A listed move as the engine lists it: without its ``label`` and the
+    ``id`` the service adds (api.md "Moves as numbers")."""
+    return {k: v for k, v in move.items() if k not in ("label", "id")}
 
 
 def assert_problem(r: Resp, status: int, code: str | None = None) -> dict[str, Any]:

@@ -41,7 +41,7 @@ class Playout:
 
     @property
     def moves(self) -> list[tuple[int, dict[str, Any]]]:
-        return [(s.seat, s.move) for s in self.steps[1:]]
+        return [(s.seat, s.move) for s in self.steps[1:] if s.seat is not None and s.move is not None]
 
 
 def viewers(n: int) -> list[Viewer]:

@@ -3,7 +3,7 @@ shipped: Biberbande's rules under another id, its own rule prefix (TOY-1) and
 its own docs page (``tests/data/toy-biberbande.md``, decision D1), reusing
 Biberbande's heuristic bot and ``/play`` board, and its own entry in the leak
 tests' knowledge model (:mod:`tests.knowledge`), registered beside it as a
-plugin game's would be.  ``tests/test_toy_game.py``
+plugin game's would be.  ``tests/live/test_toy_game.py``
 registers it with one line (``LODGE_EXTRA_GAMES=tests.toy_game:ToyBiberbande``)
 and runs the generic suites on it.
 """

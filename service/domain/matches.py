@@ -29,7 +29,7 @@ from service.domain.clock import first_bank
 from service.domain.history import History, stamp
 from service.domain.ladders import Ladders
 from service.domain.moves import MovePipeline
-from service.domain.views import REFEREE, clock_settings, delay_for, held_back, legal_for, redact, view_of
+from service.domain.views import REFEREE, clock_settings, delay_for, held_back, legal_for, redact, view_of, with_ids
 from service.domain.webhooks import Webhooks
 from service.http.errors import ApiError, clip_echoes
 from service.ops import metrics
@@ -232,7 +232,7 @@ class Lodge(Access):
         game = self.game(meta.game)
         moves: list[dict[str, Any]] = []
         if game.status(snap.state) != FINISHED and seat in game.to_act(snap.state):
-            moves = game.legal_moves(snap.state, seat)
+            moves = with_ids(game, game.legal_moves(snap.state, seat))
         return {"version": snap.version, "seat": seat, "moves": moves}
 
     # --- reads -------------------------------------------------------------

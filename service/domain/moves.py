@@ -45,7 +45,7 @@ from service.domain import auth, clock, lobby, seats, webhooks
 from service.domain.access import Access, not_found, store_faults
 from service.domain.history import replay, stamp
 from service.domain.ladders import Ladders
-from service.domain.views import legal_for, redact, view_of
+from service.domain.views import legal_for, redact, view_of, with_ids
 from service.domain.webhooks import TIMEOUT, Decision, Webhooks
 from service.http.errors import ApiError, clip_echoes
 from service.ops import metrics
@@ -69,6 +69,8 @@ _GAME_ERRORS: dict[type[GameError], str] = {
 Answer = tuple[int, bytes, int]
 #: One version a request writes: (move log entry, stamped events).
 Step = tuple[dict[str, Any], list[dict[str, Any]]]
+#: A client's move played: (the move as logged, the new state, its events).
+Played = tuple[Move, dict[str, Any], list[dict[str, Any]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,12 +183,12 @@ class MovePipeline:
         raise error
 
     def _commit(self, match_id: str, game: Game, meta: Meta, snap: Snapshot, request: MoveRequest,
-                played: tuple[dict[str, Any], list[dict[str, Any]]]) -> Answer | Snapshot:
+                played: Played) -> Answer | Snapshot:
         """Write the move and the server's moves after it with the one
         compare-and-set: the answer, or the stored snapshot to try again on."""
-        state, events = played
+        move, state, events = played
         version = snap.version + 1
-        own = ({"version": version, "seat": request.seat, "move": request.move}, stamp(events, version))
+        own = ({"version": version, "seat": request.seat, "move": move}, stamp(events, version))
         moves = self._server_moves(game, meta, replace(snap, version=version, state=state), [own])
         body = _move_body(game, meta, request.viewer, moves.snap, [e for _, step in moves.steps for e in step],
                           request.legal)
@@ -470,13 +472,16 @@ def _history(stored: Callable[[], list[dict[str, Any]]], steps: list[Step]) -> l
 def _server_decision(game: Game, meta: Meta, snap: Snapshot, seat: int, by: str,
                      history: Callable[[], list[dict[str, Any]]]) -> Move:
     """A bot seat's choice, made from exactly that seat's view (what its GET
-    returns) and legal moves (a searching bot: from the match, read only
-    through its seat's worlds, :func:`bots.decide`); else the game's fallback
+    returns) and legal moves (with their ids; a choice by id is logged as the
+    listed move it names; a searching bot: from the match, read only through
+    its seat's worlds, :func:`bots.decide`); else the game's fallback
     (:meth:`Game.fallback`)."""
     if by == BY_BOT:
         view = view_of(game, meta, snap, seat_viewer(seat))
         choice = bots.decide(str(meta.bots[seat]), game.id, seat, meta.seed, snap.version, view,
-                             game.legal_moves(snap.state, seat), lambda: (snap.state, history()))
+                             with_ids(game, game.legal_moves(snap.state, seat)), lambda: (snap.state, history()))
+        if "id" in choice:
+            choice = game.posted_move(snap.state, seat, choice)
     else:
         choice = game.fallback(snap.state, seat)
     return {k: v for k, v in choice.items() if k != "label"}
@@ -494,15 +499,18 @@ def _move_body(game: Game, meta: Meta, viewer: Viewer, snap: Snapshot,
 
 
 def _try_move(game: Game, snap: Snapshot, seat: int, move: dict[str, Any],
-              version: int | None) -> ApiError | tuple[dict[str, Any], list[dict[str, Any]]]:
+              version: int | None) -> ApiError | Played:
     """Check a move in the contract's order (finished, version, turn,
-    legality) and play it: the new state and events, or the error."""
+    legality) and play it: the move as logged (a move posted by its ``id``:
+    the listed move it names), the new state and events, or the error."""
     if game.status(snap.state) == FINISHED:
         return ApiError("match_finished", "the match is finished; no more moves are accepted")
     if version is not None and version != snap.version:
         return _conflict(snap.version, version)
     try:
-        return game.play(snap.state, seat, move)
+        if "id" in move:
+            move = {k: v for k, v in game.posted_move(snap.state, seat, move).items() if k != "label"}
+        return move, *game.play(snap.state, seat, move)
     except GameError as exc:
         return ApiError(_GAME_ERRORS.get(type(exc), "illegal_move"), clip_echoes(exc.detail, move))
 

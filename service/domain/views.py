@@ -59,13 +59,22 @@ def clock_settings(meta: Meta) -> dict[str, int] | None:
     return {"per_move_ms": meta.clock_ms, **({"bank_ms": meta.bank_ms} if meta.bank_ms else {})}
 
 
+def with_ids(game: Game, moves: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A listed move list as a client gets it: each move (a new dict, the
+    engine's may be shared) with its ``id`` (api.md "Moves as numbers", 1.2:
+    :meth:`engine.core.Game.action_id`).  Every list of legal moves the
+    service shows goes through here."""
+    return [{**move, "id": game.action_id(move)} for move in moves]
+
+
 def legal_for(game: Game, state: dict[str, Any], viewer: Viewer) -> dict[str, list[dict[str, Any]]]:
     """``legal_moves`` of a response (api.md "Legal moves", 1.1): by seat,
     only the caller's own options: a seat its own moves while it is in
-    ``to_act``, the admin every seat in ``to_act``, a spectator nothing."""
+    ``to_act``, the admin every seat in ``to_act``, a spectator nothing;
+    each move with its ``id`` (:func:`with_ids`)."""
     if viewer.is_spectator or game.status(state) == FINISHED:
         return {}
-    return {str(seat): game.legal_moves(state, seat) for seat in game.to_act(state)
+    return {str(seat): with_ids(game, game.legal_moves(state, seat)) for seat in game.to_act(state)
             if viewer.is_admin or viewer.is_seat(seat)}
 
 

@@ -156,7 +156,7 @@ def _posted(game: Game, meta: Meta, snap: Snapshot, posted: dict[str, Any],
     played = try_move(game, snap, seat, move, None)
     if isinstance(played, ApiError):
         raise ApiError("illegal_move", f"moves[{at}] cannot be applied: {played.detail}", at=at)
-    state, events = played
+    move, state, events = played
     own = ({"version": snap.version + 1, "seat": seat, "move": move}, stamp(events, snap.version + 1))
     return _server_after(game, meta, Snapshot(snap.version + 1, state), own[1])
 

@@ -51,11 +51,22 @@ def check_boards(games: list[Game]) -> None:
             raise RuntimeError(f"game {game.id!r}: no /play board module {game.declaration.board!r} in {BOARDS}")
 
 
+#: a move's number (api.md "Moves as numbers"): on every listed move; posted
+#: beside the fields, it must name the same move
+MOVE_ID = described(INT, "the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the "
+                         "other fields, it must name the same move")
+#: a move posted by its number alone (any game)
+MOVE_BY_ID: Schema = obj({"id": described(INT, "the id of one of the seat's listed legal moves"),
+                          "label": described(STR, "ignored")}, optional=("label",),
+                         description="a move posted by its id alone: the listed legal move with that id")
+
+
 def move_schema(move: MoveType) -> Schema:
-    out = obj({"type": enum(move.type), **move.params,
-               "label": described(STR, "ignored" if move.type == MOVE_RESIGN else "ignored when posted back")},
-              optional=("label", *move.optional))
-    return {**out, "description": move.doc} if move.type == MOVE_RESIGN else out
+    if move.type == MOVE_RESIGN:
+        out = obj({"type": enum(move.type), "label": described(STR, "ignored")}, optional=("label",))
+        return {**out, "description": move.doc}
+    return obj({"type": enum(move.type), **move.params, "label": described(STR, "ignored when posted back"),
+                "id": MOVE_ID}, optional=("label", "id", *move.optional))
 
 
 def event_schema(event: EventType) -> Schema:
@@ -112,10 +123,13 @@ def document(spec: Any, games: list[Game]) -> None:
     for holder in ("CreatedMatch", "MoveResult"):  # a plain $ref: code generators keep the union whole
         schemas[holder]["properties"]["state"] = ref("View")
     any_move = {"anyOf": [ref(n["move"]) for n in names.values()]}
+    spec.components.schema("MoveById", component=MOVE_BY_ID)
     request_move = schemas["MoveRequest"]["properties"]["move"]
     schemas["MoveRequest"]["properties"]["move"] = {
-        **any_move, "description": request_move.get("description", "") + "; per game: the `…Move` schemas"}
-    schemas["LegalMoves"]["properties"]["moves"]["items"] = any_move
+        "anyOf": [*any_move["anyOf"], ref("MoveById")],
+        "description": request_move.get("description", "") + "; per game: the `…Move` schemas"}
+    schemas["LegalMoves"]["properties"]["moves"]["items"] = {
+        "allOf": [any_move, {"type": "object", "properties": {"id": MOVE_ID}, "required": ["id"]}]}
     schemas["LoggedMove"]["properties"]["move"] = any_move
     schemas["Event"] = {"anyOf": [ref(n["event"]) for n in names.values()],
                         "description": "an event as the caller may see it; per game: the `…Event` schemas"}

@@ -114,9 +114,9 @@ class CreateMatchSchema(ma.Schema):
 
 class MoveRequestSchema(ma.Schema):
     move = fields.Dict(required=True, metadata={
-        "description": "one of the seat's legal moves, e.g. {\"type\": \"draw\"}",
+        "description": "one of the seat's legal moves, e.g. {\"type\": \"draw\"}, or its id alone, e.g. {\"id\": 3}",
         "type": "object", "additionalProperties": True,
-        "properties": {"type": {"type": "string"}}, "required": ["type"]})
+        "properties": {"type": {"type": "string"}, "id": {"type": "integer"}}})
     version = fields.Integer(strict=True, allow_none=True, metadata={
         "description": "the version the move is meant for; stale: 409 version_conflict"})
 
@@ -130,9 +130,19 @@ class MoveRequestSchema(ma.Schema):
 
     @ma.validates_schema
     def _move_has_type(self, data: dict[str, Any], **kwargs: Any) -> None:
+        """A move names its ``type`` (a string) or its ``id`` (an integer), or both."""
         move = data.get("move")
-        if move is not None and not isinstance(move.get("type"), str):
-            raise ma.ValidationError("the move needs a string 'type'", "move")
+        if move is None:
+            return
+        if "id" in move and not _is_id(move["id"]):
+            raise ma.ValidationError("the move's 'id' must be an integer (GET …/legal-moves lists each "
+                                     "legal move with its id)", "move")
+        if "id" not in move and not isinstance(move.get("type"), str):
+            raise ma.ValidationError("the move needs a string 'type' (or an integer 'id')", "move")
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _wrap_hint(body: dict[str, Any]) -> str:
@@ -142,7 +152,7 @@ def _wrap_hint(body: dict[str, Any]) -> str:
     move = {"type": move} if isinstance(move, str) else {k: v for k, v in body.items() if k != "version"}
     version = {"version": body["version"]} if type(body.get("version")) is int else {}
     optional = "" if version else ' (optionally with "version": <n>)'
-    if not isinstance(move.get("type"), str):
+    if not isinstance(move.get("type"), str) and not _is_id(move.get("id")):
         return (f'missing; post {{"move": <one of the seat\'s legal moves>}}{optional}, e.g. '
                 '{"move": {"type": "draw"}}; GET …/legal-moves lists them')
     expected = clip(json.dumps({"move": move, **version}, ensure_ascii=False), 2 * MAX_ECHO)
@@ -213,6 +223,9 @@ class GameSchema(ma.Schema):
     min_players = fields.Integer(required=True)
     max_players = fields.Integer(required=True)
     options = fields.List(fields.Nested(OptionSchema), required=True)
+    actions = fields.Integer(required=True, metadata={
+        "description": "the number of distinct moves at the largest player count: every listed move's `id` "
+                       "is 0 … actions − 1 (docs: each game's \"Moves as numbers\")"})
     moves = fields.List(fields.Nested(MoveTypeSchema), metadata={"description": "every move type of the game"})
     schemas = fields.Dict(keys=fields.String(), values=fields.String(), metadata={
         "description": "names of the game's components in this document: `move`, `view`, `event`"})
@@ -301,7 +314,8 @@ class LegalMovesSchema(ma.Schema):
     version = fields.Integer(required=True)
     seat = fields.Integer(required=True)
     moves = fields.List(fields.Dict(metadata=_OPEN), required=True,
-                        metadata={"description": "every legal move, stable order; may carry a `label`"})
+                        metadata={"description": "every legal move, stable order, each with its `id`; "
+                                                 "may carry a `label`"})
 
 
 class MoveResultSchema(ma.Schema):

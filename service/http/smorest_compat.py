@@ -15,7 +15,7 @@ Lodge relies on a few things these libraries do not promise:
 * Flask wraps every view and hook in ``ensure_sync`` (:class:`SyncFlask`);
 * ``flask_smorest.utils.prepare_response`` fills a response's content.
 
-tests/test_smorest_compat.py checks each of them, so an upgrade that breaks
+tests/service/test_smorest_compat.py checks each of them, so an upgrade that breaks
 one fails there rather than somewhere in the API.
 """
 from __future__ import annotations

@@ -2343,6 +2343,8 @@ export interface components {
         };
         BiberbandeMove: components["schemas"]["BiberbandeMoveDraw"] | components["schemas"]["BiberbandeMoveTakeDiscard"] | components["schemas"]["BiberbandeMoveSwapDrawn"] | components["schemas"]["BiberbandeMoveDiscardDrawn"] | components["schemas"]["BiberbandeMoveUseSwap"] | components["schemas"]["BiberbandeMoveUsePeek"] | components["schemas"]["BiberbandeMoveUseDraw2"] | components["schemas"]["BiberbandeMoveSkipDraw"] | components["schemas"]["BiberbandeMoveKnock"] | components["schemas"]["BiberbandeMoveEndTurn"] | components["schemas"]["BiberbandeMoveResign"];
         BiberbandeMoveDiscardDrawn: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2352,6 +2354,8 @@ export interface components {
             type: "discard_drawn";
         };
         BiberbandeMoveDraw: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2361,6 +2365,8 @@ export interface components {
             type: "draw";
         };
         BiberbandeMoveEndTurn: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2370,6 +2376,8 @@ export interface components {
             type: "end_turn";
         };
         BiberbandeMoveKnock: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2389,6 +2397,8 @@ export interface components {
             type: "resign";
         };
         BiberbandeMoveSkipDraw: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2398,6 +2408,8 @@ export interface components {
             type: "skip_draw";
         };
         BiberbandeMoveSwapDrawn: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2412,6 +2424,8 @@ export interface components {
             type: "swap_drawn";
         };
         BiberbandeMoveTakeDiscard: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2426,6 +2440,8 @@ export interface components {
             type: "take_discard";
         };
         BiberbandeMoveUseDraw2: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2435,6 +2451,8 @@ export interface components {
             type: "use_draw2";
         };
         BiberbandeMoveUsePeek: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2449,6 +2467,8 @@ export interface components {
             type: "use_peek";
         };
         BiberbandeMoveUseSwap: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2892,6 +2912,8 @@ export interface components {
         };
         BiberclanMove: components["schemas"]["BiberclanMovePlace"] | components["schemas"]["BiberclanMoveReplace"] | components["schemas"]["BiberclanMoveStash"] | components["schemas"]["BiberclanMoveClear"] | components["schemas"]["BiberclanMoveFlip"] | components["schemas"]["BiberclanMoveSwap"] | components["schemas"]["BiberclanMovePeek"] | components["schemas"]["BiberclanMoveResign"];
         BiberclanMoveClear: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2908,6 +2930,8 @@ export interface components {
             type: "clear";
         };
         BiberclanMoveFlip: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2924,6 +2948,8 @@ export interface components {
             type: "flip";
         };
         BiberclanMovePeek: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2942,6 +2968,8 @@ export interface components {
         BiberclanMovePlace: {
             /** @enum {string} */
             face: "up" | "down";
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2960,6 +2988,8 @@ export interface components {
         BiberclanMoveReplace: {
             /** @enum {string} */
             face: "up" | "down";
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -2988,6 +3018,8 @@ export interface components {
         BiberclanMoveStash: {
             /** @enum {string} */
             face: "up" | "down";
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -3002,6 +3034,8 @@ export interface components {
             type: "stash";
         };
         BiberclanMoveSwap: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -3293,6 +3327,8 @@ export interface components {
             version: number;
         };
         Game: {
+            /** @description the number of distinct moves at the largest player count: every listed move's `id` is 0 … actions − 1 (docs: each game's "Moves as numbers") */
+            actions: number;
             /** @description the `/play` board module of the game (under `/play/js/boards/`) */
             board?: string;
             id: string;
@@ -3321,8 +3357,11 @@ export interface components {
             name: string;
         };
         LegalMoves: {
-            /** @description every legal move, stable order; may carry a `label` */
-            moves: (components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"])[];
+            /** @description every legal move, stable order, each with its `id`; may carry a `label` */
+            moves: ((components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"]) & {
+                /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+                id: number;
+            })[];
             seat: number;
             version: number;
         };
@@ -3337,7 +3376,10 @@ export interface components {
          *     }
          */
         LegalMovesBySeat: {
-            [key: string]: (components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"])[];
+            [key: string]: ((components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"]) & {
+                /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+                id: number;
+            })[];
         };
         LobbyEntry: {
             /** @description `{"per_move_ms"}`, or null without a clock */
@@ -3646,6 +3688,8 @@ export interface components {
         MeinLieberBiberMoveDiscard: {
             /** @enum {string} */
             card: "red-1" | "red-2" | "red-3" | "red-4" | "red-5" | "red-6" | "red-7" | "red-8" | "orange-1" | "orange-2" | "orange-3" | "orange-4" | "orange-5" | "orange-6" | "orange-7" | "orange-8" | "yellow-1" | "yellow-2" | "yellow-3" | "yellow-4" | "yellow-5" | "yellow-6" | "yellow-7" | "yellow-8" | "green-1" | "green-2" | "green-3" | "green-4" | "green-5" | "green-6" | "green-7" | "green-8" | "blue-1" | "blue-2" | "blue-3" | "blue-4" | "blue-5" | "blue-6" | "blue-7" | "blue-8" | "purple-1" | "purple-2" | "purple-3" | "purple-4" | "purple-5" | "purple-6" | "purple-7" | "purple-8";
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -3655,6 +3699,8 @@ export interface components {
             type: "discard";
         };
         MeinLieberBiberMoveDraw: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -3671,6 +3717,8 @@ export interface components {
         MeinLieberBiberMoveExchange: {
             /** @enum {string} */
             card: "red-1" | "red-2" | "red-3" | "red-4" | "red-5" | "red-6" | "red-7" | "red-8" | "orange-1" | "orange-2" | "orange-3" | "orange-4" | "orange-5" | "orange-6" | "orange-7" | "orange-8" | "yellow-1" | "yellow-2" | "yellow-3" | "yellow-4" | "yellow-5" | "yellow-6" | "yellow-7" | "yellow-8" | "green-1" | "green-2" | "green-3" | "green-4" | "green-5" | "green-6" | "green-7" | "green-8" | "blue-1" | "blue-2" | "blue-3" | "blue-4" | "blue-5" | "blue-6" | "blue-7" | "blue-8" | "purple-1" | "purple-2" | "purple-3" | "purple-4" | "purple-5" | "purple-6" | "purple-7" | "purple-8";
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -3685,6 +3733,8 @@ export interface components {
             type: "exchange";
         };
         MeinLieberBiberMovePass: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -3698,6 +3748,8 @@ export interface components {
             beaver: "red" | "orange" | "yellow" | "green" | "blue" | "purple";
             /** @enum {string} */
             card: "red-1" | "red-2" | "red-3" | "red-4" | "red-5" | "red-6" | "red-7" | "red-8" | "orange-1" | "orange-2" | "orange-3" | "orange-4" | "orange-5" | "orange-6" | "orange-7" | "orange-8" | "yellow-1" | "yellow-2" | "yellow-3" | "yellow-4" | "yellow-5" | "yellow-6" | "yellow-7" | "yellow-8" | "green-1" | "green-2" | "green-3" | "green-4" | "green-5" | "green-6" | "green-7" | "green-8" | "blue-1" | "blue-2" | "blue-3" | "blue-4" | "blue-5" | "blue-6" | "blue-7" | "blue-8" | "purple-1" | "purple-2" | "purple-3" | "purple-4" | "purple-5" | "purple-6" | "purple-7" | "purple-8";
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -3717,6 +3769,8 @@ export interface components {
             type: "resign";
         };
         MeinLieberBiberMoveReward: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -3774,9 +3828,16 @@ export interface components {
             version: number;
             viewer: components["schemas"]["Viewer"];
         };
+        /** @description a move posted by its id alone: the listed legal move with that id */
+        MoveById: {
+            /** @description the id of one of the seat's listed legal moves */
+            id: number;
+            /** @description ignored */
+            label?: string;
+        };
         MoveRequest: {
-            /** @description one of the seat's legal moves, e.g. {"type": "draw"}; per game: the `…Move` schemas */
-            move: components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"];
+            /** @description one of the seat's legal moves, e.g. {"type": "draw"}, or its id alone, e.g. {"id": 3}; per game: the `…Move` schemas */
+            move: components["schemas"]["BiberbandeMove"] | components["schemas"]["BiberclanMove"] | components["schemas"]["MeinLieberBiberMove"] | components["schemas"]["ThirteenBeaversMove"] | components["schemas"]["MoveById"];
             /** @description the version the move is meant for; stale: 409 version_conflict */
             version?: number | null;
         };
@@ -4229,6 +4290,8 @@ export interface components {
         };
         ThirteenBeaversMove: components["schemas"]["ThirteenBeaversMoveGuess"] | components["schemas"]["ThirteenBeaversMoveRapids"] | components["schemas"]["ThirteenBeaversMoveAvenue"] | components["schemas"]["ThirteenBeaversMoveUseTurbo"] | components["schemas"]["ThirteenBeaversMoveDam"] | components["schemas"]["ThirteenBeaversMoveResign"];
         ThirteenBeaversMoveAvenue: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -4240,6 +4303,8 @@ export interface components {
             value: "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "10" | "11" | "12" | "13";
         };
         ThirteenBeaversMoveDam: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -4251,6 +4316,8 @@ export interface components {
         ThirteenBeaversMoveGuess: {
             /** @enum {string} */
             dir: "higher" | "lower";
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -4263,6 +4330,8 @@ export interface components {
         ThirteenBeaversMoveRapids: {
             /** @enum {string} */
             dir: "higher" | "lower";
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**
@@ -4283,6 +4352,8 @@ export interface components {
             type: "resign";
         };
         ThirteenBeaversMoveUseTurbo: {
+            /** @description the move's id, 0 … the game's `actions` − 1: on every listed move; posted with the other fields, it must name the same move */
+            id?: number;
             /** @description ignored when posted back */
             label?: string;
             /**

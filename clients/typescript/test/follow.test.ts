@@ -1,7 +1,7 @@
 // lodge.follow against a live Lodge server (LODGE_URL): every version once,
 // in order, although the test cuts the connection mid-match (through a TCP
 // proxy it controls) and the server ends streams itself every STREAM_MAX
-// seconds (tests/test_ts_client.py starts it with a short one).
+// seconds (tests/live/test_ts_client.py starts it with a short one).
 import assert from "node:assert/strict";
 import { connect, createServer, type AddressInfo, type Socket } from "node:net";
 import { test } from "node:test";

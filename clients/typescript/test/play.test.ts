@@ -1,6 +1,6 @@
 // The generated client plays a whole random match of every game against a
 // live Lodge server (LODGE_URL), checking ETags, 304s, long-polls and the
-// problem shape on the way.  Run by tests/test_ts_client.py (make test).
+// problem shape on the way.  Run by tests/live/test_ts_client.py (make test).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { bearer, createLodge, etagVersion, idempotencyKey, type Move } from "../src/index";

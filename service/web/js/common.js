@@ -21,7 +21,7 @@ export function label(move, view) {
   if (move.label) return move.label;
   const own = BOARDS[view.game] && BOARDS[view.game].describe(move, view);
   if (own) return own;
-  const rest = Object.entries(move).filter(([k]) => k !== "type").map(([k, v]) => `${k} ${v}`);
+  const rest = Object.entries(move).filter(([k]) => k !== "type" && k !== "id").map(([k, v]) => `${k} ${v}`);
   return [move.type, ...rest].join(" ");
 }
 
