@@ -15,9 +15,9 @@ import hashlib
 import importlib
 import os
 from collections.abc import Callable
+from typing import Any
 
 from engine import REGISTRY
-from engine.core import Event, State
 
 from .base import Bot, Move, View
 from .random_bot import RandomBot
@@ -81,8 +81,12 @@ def decision_seed(match_seed: int, game: str, seat: int, version: int) -> int:
     return derive_seed("lodge-bot", match_seed, game, seat, version)
 
 
+#: a match as a searching bot reads it: its state and its event log
+Match = tuple[dict[str, Any], list[dict[str, Any]]]
+
+
 def decide(kind: str, game: str, seat: int, match_seed: int, version: int,
-           view: View, moves: list[Move], match: Callable[[], tuple[State, list[Event]]] | None = None) -> Move:
+           view: View, moves: list[Move], match: Callable[[], Match] | None = None) -> Move:
     """A server bot's move: a fresh bot per decision (the server keeps no bot
     between requests), seeded by :func:`decision_seed`, given exactly the
     seat's view (what ``GET`` returns to that seat) and its legal moves.
