@@ -91,7 +91,8 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--url", default=url, help=url_help)
         p.add_argument("--bot", dest="bots", action="append", type=_entrant, metavar="NAME=KIND",
                        help="an entrant: NAME=random, NAME=heuristic (in this process), NAME=server:random, "
-                            "NAME=server:heuristic (played by the server), NAME=cmd:\"program args\", "
+                            "NAME=server:heuristic (played by the server), NAME=ismcts (a server bot seat; the "
+                            "server must enable it), NAME=cmd:\"program args\", "
                             "NAME=webhook:URL (the server calls it; secret in LODGE_WEBHOOK_SECRET) "
                             "(repeat; default: random and heuristic)")
         p.add_argument("--seed", type=int, default=0, help="seed of every deal and bot (default 0)")

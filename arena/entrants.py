@@ -8,6 +8,9 @@ it after the kind):
 - ``server:random`` / ``server:heuristic``: the same bot played by the server
   (a bot seat, ``{"name": NAME, "bot": "heuristic"}`` at creation): its moves
   are made inside the request that hands it the turn;
+- ``ismcts`` (or ``server:ismcts``): OpenSpiel's ISMCTS bot, always a bot seat
+  (it searches the match through the engine's worlds, which only the server
+  holds), so the server must enable it (``LODGE_ISMCTS_BOTS=1``, docs/ai.md);
 - ``cmd:<command line>``: an external program in any language, started once
   per match and seat.  It gets ``LODGE_URL``, ``LODGE_MATCH_ID``,
   ``LODGE_SEAT`` and ``LODGE_TOKEN`` in its environment and plays through the
@@ -31,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bots import KINDS
+from bots import ISMCTS, KINDS
 
 EXTERNAL = "cmd"
 SERVER = "server:"
@@ -90,8 +93,10 @@ class Entrant:
             return cls(name, EXTERNAL, command)
         if kind.startswith(WEBHOOK + ":"):
             return cls._webhook(spec, name, kind[len(WEBHOOK) + 1:].strip())
-        if kind.removeprefix(SERVER) not in KINDS:
-            raise ValueError(f"bot {spec!r}: unknown kind {kind!r}; use {', '.join(KINDS)}, "
+        if kind == ISMCTS:
+            return cls(name, SERVER + ISMCTS)
+        if kind.removeprefix(SERVER) not in (*KINDS, ISMCTS):
+            raise ValueError(f"bot {spec!r}: unknown kind {kind!r}; use {', '.join((*KINDS, ISMCTS))}, "
                              f"{', '.join(SERVER + k for k in KINDS)}, cmd:<command line> or webhook:<url>")
         return cls(name, kind)
 

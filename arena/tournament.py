@@ -26,7 +26,7 @@ import orjson
 from tqdm import tqdm
 
 import bots
-from bots import bot_class
+from bots import ISMCTS, bot_class
 
 from .client import DEFAULT_URL, JSON, LodgeClient
 from .entrants import WEBHOOK, Entrant
@@ -81,7 +81,8 @@ def check(config: TournamentConfig, catalogue_entry: JSON) -> None:
         raise ValueError(f"--move-timeout is the server's clock: 0 (none) or {MIN_CLOCK:g}…{MAX_CLOCK:g} "
                          f"seconds; got {config.move_timeout:g}")
     for entrant in config.entrants:
-        if not entrant.external and entrant.kind != WEBHOOK:
+        # a webhook is the bot's own service; whether the server plays ismcts only the server says
+        if not entrant.external and entrant.kind != WEBHOOK and entrant.server_bot != ISMCTS:
             bot_class(entrant.server_bot or entrant.kind, config.game)
 
 

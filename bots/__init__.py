@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import os
+from collections.abc import Callable
+from typing import Any
 
 from engine import REGISTRY
 
@@ -20,6 +23,22 @@ from .base import Bot, Move, View
 from .random_bot import RandomBot
 
 KINDS = ("random", "heuristic")
+#: OpenSpiel's ISMCTS (:mod:`lodge_openspiel.bot`): searches the seat's
+#: information state through the engine's worlds, so it is handed the match
+#: (state and events) rather than a view; needs the ``openspiel`` extra.
+ISMCTS = "ismcts"
+#: the setting that lets the server play :data:`ISMCTS` seats: a decision takes
+#: up to a CPU-second inside the request, stalling its gevent worker meanwhile
+ISMCTS_SETTING = "LODGE_ISMCTS_BOTS"
+
+
+def server_kinds() -> tuple[str, ...]:
+    """The bot kinds this server plays: :data:`KINDS`, and :data:`ISMCTS` when
+    :data:`ISMCTS_SETTING` is ``1`` and the extra is installed."""
+    from lodge_openspiel import available
+
+    enabled = os.environ.get(ISMCTS_SETTING) == "1" and available()
+    return (*KINDS, ISMCTS) if enabled else KINDS
 
 
 def bot_class(kind: str, game: str) -> type[Bot]:
@@ -62,11 +81,25 @@ def decision_seed(match_seed: int, game: str, seat: int, version: int) -> int:
     return derive_seed("lodge-bot", match_seed, game, seat, version)
 
 
+#: a match as a searching bot reads it: its state and its event log
+Match = tuple[dict[str, Any], list[dict[str, Any]]]
+
+
 def decide(kind: str, game: str, seat: int, match_seed: int, version: int,
-           view: View, moves: list[Move]) -> Move:
+           view: View, moves: list[Move], match: Callable[[], Match] | None = None) -> Move:
     """A server bot's move: a fresh bot per decision (the server keeps no bot
     between requests), seeded by :func:`decision_seed`, given exactly the
     seat's view (what ``GET`` returns to that seat) and its legal moves.
     It remembers nothing but what the view carries (``known`` with
-    ``recall: "perfect"``)."""
-    return make_bot(kind, game, seat, decision_seed(match_seed, game, seat, version)).choose(view, moves)
+    ``recall: "perfect"``).  :data:`ISMCTS` instead gets the match (``match()``:
+    state and event log) and reads it only through the seat's information
+    state and the engine's worlds for that seat."""
+    seed = decision_seed(match_seed, game, seat, version)
+    if kind == ISMCTS and match is not None:
+        from lodge_openspiel import bot
+
+        engine = REGISTRY.get(game)
+        assert engine is not None
+        state, events = match()
+        return bot.decide(engine, state, seat, events, seed)
+    return make_bot(kind, game, seat, seed).choose(view, moves)

@@ -16,6 +16,7 @@ import contextlib
 import functools
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -48,7 +49,7 @@ from service.domain.views import legal_for, redact, view_of, with_ids
 from service.domain.webhooks import TIMEOUT, Decision, Webhooks
 from service.http.errors import ApiError, clip_echoes
 from service.ops import metrics
-from service.store.store import ApplyResult, DamagedMatch, Meta, Snapshot, Store, fingerprint
+from service.store.store import ApplyResult, Archive, DamagedMatch, Meta, Snapshot, Store, fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -335,8 +336,19 @@ class MovePipeline:
                       timed: int | None = None, reason: str | None = None) -> ServerMoves:
         """:func:`server_moves`; the bots' thinking is not store time, so it
         does not spend the request's store budget."""
+        stored = functools.cache(functools.partial(self._stored_events, meta.match_id, snap.version - len(steps)))
         with self.store.off_budget():
-            return server_moves(game, meta, snap, steps, timed, reason)
+            return server_moves(game, meta, snap, steps, timed, reason, stored)
+
+    def _stored_events(self, match_id: str, upto: int) -> list[dict[str, Any]]:
+        """The match's stored events up to version ``upto``: the history a
+        searching bot (:data:`bots.ISMCTS`) reads through its seat's worlds."""
+        with self.store.budget():
+            found = self.store.events_since(match_id, -1)
+        if found is None or isinstance(found[1], Archive):  # gone or finished: the write will say
+            return []
+        events = (orjson.loads(e) for e in found[1])
+        return [e for e in events if e["version"] <= upto]
 
     # --- the write -----------------------------------------------------------
     def _write(self, match_id: str, game: Game, meta: Meta, expected: int, moves: ServerMoves,
@@ -418,7 +430,8 @@ def deadlines(game: Game, meta: Meta, state: dict[str, Any], now: int,
 
 
 def server_moves(game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
-                 timed: int | None = None, reason: str | None = None) -> ServerMoves:
+                 timed: int | None = None, reason: str | None = None,
+                 stored: Callable[[], list[dict[str, Any]]] = list) -> ServerMoves:
     """The moves the server plays after ``snap`` (reached by ``steps``, the
     request's own move; ``snap`` still carries the deadlines and banks of
     the version before it): seat ``timed``'s fallback first when its clock
@@ -427,7 +440,8 @@ def server_moves(game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
     or a resigned seat is to act, its move (``by: "bot"`` /
     ``"resigned"``), like the engine's automatic moves; at most
     :data:`AUTO_MOVES` and :data:`AUTO_SECONDS`.  The decisions that end now
-    are charged to the seats' banks first."""
+    are charged to the seats' banks first.  ``stored`` gives the match's
+    events stored before ``steps`` (read only by a searching bot)."""
     steps, state, version = list(steps), snap.state, snap.version
     now, started, played = clock.now_ms(), time.monotonic(), 0
     bank = clock.charged(snap.deadline, snap.bank, now)
@@ -440,7 +454,7 @@ def server_moves(game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
         if played >= AUTO_MOVES or (played and time.monotonic() - started > AUTO_SECONDS):
             return ServerMoves(timed_snap(), steps, owed=True)
         seat, by = owed
-        move = _server_decision(game, meta, timed_snap(), seat, by)
+        move = _server_decision(game, meta, timed_snap(), seat, by, functools.partial(_history, stored, steps))
         why = reason if seat == timed and by == BY_CLOCK else None
         state, events = game.play(state, seat, move, by, why)
         version, played = version + 1, played + 1
@@ -450,14 +464,22 @@ def server_moves(game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
     return ServerMoves(timed_snap(), steps)
 
 
-def _server_decision(game: Game, meta: Meta, snap: Snapshot, seat: int, by: str) -> Move:
+def _history(stored: Callable[[], list[dict[str, Any]]], steps: list[Step]) -> list[dict[str, Any]]:
+    """The match's events: the stored ones, then those of ``steps``."""
+    return [*stored(), *(e for _, events in steps for e in events)]
+
+
+def _server_decision(game: Game, meta: Meta, snap: Snapshot, seat: int, by: str,
+                     history: Callable[[], list[dict[str, Any]]]) -> Move:
     """A bot seat's choice, made from exactly that seat's view (what its GET
     returns) and legal moves (with their ids; a choice by id is logged as the
-    listed move it names); else the game's fallback (:meth:`Game.fallback`)."""
+    listed move it names; a searching bot: from the match, read only through
+    its seat's worlds, :func:`bots.decide`); else the game's fallback
+    (:meth:`Game.fallback`)."""
     if by == BY_BOT:
         view = view_of(game, meta, snap, seat_viewer(seat))
         choice = bots.decide(str(meta.bots[seat]), game.id, seat, meta.seed, snap.version, view,
-                             with_ids(game, game.legal_moves(snap.state, seat)))
+                             with_ids(game, game.legal_moves(snap.state, seat)), lambda: (snap.state, history()))
         if "id" in choice:
             choice = game.posted_move(snap.state, seat, choice)
     else:

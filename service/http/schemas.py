@@ -13,6 +13,7 @@ from typing import Any
 import marshmallow as ma
 from marshmallow import fields, validate
 
+import bots
 from engine.core import ADMIN, OPTION_TYPES, SEAT, SEED_MAX, SPECTATOR
 from service.http.errors import MAX_ECHO, clip
 
@@ -29,8 +30,9 @@ IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 # --------------------------------------------------------------------------
 # Requests.
 # --------------------------------------------------------------------------
-#: The bots a seat may name (the tournament harness's built-in bots).
-BOT_NAMES = ("random", "heuristic")
+#: The bots a seat may name: the tournament harness's built-in bots, and
+#: ``ismcts`` where the server enables it (:func:`bots.server_kinds`).
+BOT_NAMES = bots.server_kinds()
 #: Limits of a webhook seat's secret (api.md "Webhook seats", 1.2).
 SECRET_MIN, SECRET_MAX = 16, 256
 #: Limits of ``clock.per_move_ms``: one second to one day.

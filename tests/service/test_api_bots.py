@@ -99,9 +99,9 @@ def test_a_bot_gets_exactly_its_seats_view_and_moves(api: Api, monkeypatch: pyte
     calls: list[tuple[int, int, dict[str, Any], list[dict[str, Any]]]] = []
     decide = service.domain.moves.bots.decide
 
-    def spy(kind: str, game: str, seat: int, seed: int, version: int, view: Any, moves: Any) -> Any:
+    def spy(kind: str, game: str, seat: int, seed: int, version: int, view: Any, moves: Any, match: Any) -> Any:
         calls.append((seat, version, view, moves))
-        return decide(kind, game, seat, seed, version, view, moves)
+        return decide(kind, game, seat, seed, version, view, moves, match)
 
     monkeypatch.setattr(service.domain.moves.bots, "decide", spy)
     match = create(api, "biberbande", [{"name": "Bobo", **H}, "me", {"name": "Cleo", "bot": "random"}], seed=9,

@@ -1,0 +1,81 @@
+"""ISMCTS against the heuristic bot, in process, in duplicate: every deal is
+played twice by two seats with the bots' seats swapped, so the luck of the
+deal cancels.  The heuristic bot gets exactly what it gets over HTTP (its
+seat's view and legal moves), ISMCTS its seat's information state.
+
+``python -m lodge_openspiel.duel GAME --cpu-seconds 200`` plays deals until
+the CPU budget is spent and prints the deals, ISMCTS's mean score per match
+(win 1, tie 0, loss −1, :func:`lodge_openspiel.games.returns_of`) with a 95 %
+confidence interval over deals, its win rate, and its decision times.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+
+from bots import derive_seed, make_bot
+from engine import REGISTRY
+from engine.core import FINISHED, Game, seat_viewer
+
+from . import bot, games
+
+
+def play(engine: Game, deal: int, ismcts_seat: int, times: list[float]) -> float:
+    """One two-seat match of ``deal``: ISMCTS's return (its decision CPU times go to ``times``)."""
+    state, events, _ = engine.create(["seat 0", "seat 1"], derive_seed("lodge-duel", deal, bits=53), None)
+    heuristic = make_bot("heuristic", engine.id, 1 - ismcts_seat, derive_seed("lodge-duel-bot", deal))
+    while engine.status(state) != FINISHED:
+        seat = engine.to_act(state)[0]
+        if seat == ismcts_seat:
+            started = time.process_time()
+            move = bot.decide(engine, state, seat, events, derive_seed("lodge-duel-ismcts", deal, len(events)))
+            times.append(time.process_time() - started)
+        else:
+            view = {"viewer": seat_viewer(seat).to_json(), **engine.view(state, seat_viewer(seat))}
+            move = heuristic.choose(view, engine.legal_moves(state, seat))
+        state, new = engine.play(state, seat, {k: v for k, v in move.items() if k != "label"})
+        events = [*events, *new]
+    result = engine.result(state)
+    assert result is not None
+    return games.returns_of(result["ranking"], 2)[ismcts_seat]
+
+
+def interval(scores: Sequence[float]) -> tuple[float, float, float]:
+    """Mean and normal 95 % interval of per-deal mean scores."""
+    mean = statistics.fmean(scores)
+    half = 1.96 * statistics.stdev(scores) / len(scores) ** 0.5 if len(scores) > 1 else float("inf")
+    return mean, mean - half, mean + half
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("game", choices=REGISTRY.ids())
+    parser.add_argument("--cpu-seconds", type=float, default=200.0, help="stop starting deals after this")
+    parser.add_argument("--first-deal", type=int, default=0)
+    args = parser.parse_args(argv)
+    engine = REGISTRY.get(args.game)
+    assert engine is not None
+    started = time.process_time()
+    deals: list[float] = []
+    times: list[float] = []
+    matches: list[float] = []
+    while time.process_time() - started < args.cpu_seconds:
+        deal = args.first_deal + len(deals)
+        pair = [play(engine, deal, seat, times) for seat in (0, 1)]
+        matches += pair
+        deals.append(statistics.fmean(pair))
+    mean, low, high = interval(deals)
+    wins, ties = sum(r > 0 for r in matches), sum(r == 0 for r in matches)
+    times.sort()
+    print(f"{args.game}: {len(deals)} deals, {len(matches)} matches; ISMCTS won {wins}, tied {ties}, "
+          f"lost {len(matches) - wins - ties}; mean score {mean:+.3f} (95% CI {low:+.3f} … {high:+.3f}); "
+          f"decisions {len(times)}, median {statistics.median(times):.3f} s, "
+          f"p99 {times[min(len(times) - 1, int(0.99 * len(times)))]:.3f} s, max {times[-1]:.3f} s CPU")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
