@@ -33,7 +33,7 @@ BLOCKS: list[tuple[str, str, int, str]] = [
     ("service.http.routes.hot:HotPaths", "__call__", 0, "whole request (hot path)"),
     ("service.http.routes.hot:HotPaths", "_checked", 1, "path, query, headers and body checks"),
     ("service.domain.access:Access", "identify", 1, "token → viewer"),
-    ("service.domain.moves:", "_try_move", 1, "engine: check and apply the move"),
+    ("service.domain.moves:", "try_move", 1, "engine: check and apply the move"),
     ("service.domain.moves:", "server_moves", 1, "moves the server owes (bots, clocks)"),
     ("service.domain.moves:", "_move_body", 1, "response body: events, view, JSON"),
     ("service.domain.moves:", "view_of", 2, "the caller's view"),

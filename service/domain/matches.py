@@ -70,12 +70,7 @@ class Lodge(Access):
         seating = seats.seating(game, players if ranked is None else ranked.players, self.webhooks.policy)
         clock_ms, listed = seats.clock_ms(clock), seats.public(public)
         bank_ms, delay, refereed = seats.bank_ms(clock), seats.spectator_delay(spectators), seats.referee(referee)
-        if seed is None:
-            seed = secrets.randbelow(SEED_MAX + 1)
-        try:
-            state, events, resolved = game.create(seating.names, seed, options)
-        except InvalidOptions as exc:
-            raise ApiError("invalid_options", clip_echoes(exc.detail, options)) from None
+        seed, state, events, resolved = new_state(game, seating.names, seed, options)
         invite = seats.new_invite() if seating.has_open else None
         while True:
             match_id = auth.new_match_id()
@@ -330,6 +325,20 @@ class Lodge(Access):
             self.ladders.forget(meta)
         lobby.forget(self.store, meta)
 
+
+def new_state(game: Game, names: list[str], seed: Any,
+              options: Any) -> tuple[int, dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """A new match of ``game`` as create makes it (a match, or a version-0
+    world): the seed (absent: drawn in 0 … 2^53−1), the state, the setup's
+    events and the resolved options; what the game refuses is 422
+    ``invalid_options``."""
+    if seed is None:
+        seed = secrets.randbelow(SEED_MAX + 1)
+    try:
+        state, events, resolved = game.create(names, seed, options)
+    except InvalidOptions as exc:
+        raise ApiError("invalid_options", clip_echoes(exc.detail, options)) from None
+    return seed, state, events, resolved
 
 def _finished_seats() -> ApiError:
     return ApiError("match_finished", "the match is finished; its seats can no longer be claimed")

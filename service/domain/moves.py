@@ -147,7 +147,7 @@ class MovePipeline:
                                idempotency_key, legal)
         game = self.access.game(meta.game)
         for _attempt in range(MAX_ATTEMPTS):
-            played = _try_move(game, snap, request.seat, request.move, request.version)
+            played = try_move(game, snap, request.seat, request.move, request.version)
             if isinstance(played, ApiError) and not fresh:  # the cache may be behind: decide on the stored state
                 snap, fresh = self.access.snapshot(match_id), True
             elif isinstance(played, ApiError):
@@ -498,7 +498,7 @@ def _move_body(game: Game, meta: Meta, viewer: Viewer, snap: Snapshot,
     return orjson.dumps(body)
 
 
-def _try_move(game: Game, snap: Snapshot, seat: int, move: dict[str, Any],
+def try_move(game: Game, snap: Snapshot, seat: int, move: dict[str, Any],
               version: int | None) -> ApiError | Played:
     """Check a move in the contract's order (finished, version, turn,
     legality) and play it: the move as logged (a move posted by its ``id``:

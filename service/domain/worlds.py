@@ -26,7 +26,6 @@ from engine.core import (
     FINISHED,
     SEED_MAX,
     Game,
-    InvalidOptions,
     Viewer,
     resigned_seats,
     seat_viewer,
@@ -34,12 +33,11 @@ from engine.core import (
 from service.domain import auth, seats
 from service.domain.access import not_found, store_faults
 from service.domain.history import stamp
-from service.domain.matches import Lodge
-from service.domain.moves import _try_move as try_move
-from service.domain.moves import owed_seat, server_moves
+from service.domain.matches import Lodge, new_state
+from service.domain.moves import owed_seat, server_moves, try_move
 from service.domain.views import legal_for, redact, view_of
 from service.domain.world_token import World, WorldSigner
-from service.http.errors import ApiError, clip_echoes
+from service.http.errors import ApiError
 from service.store.store import Meta, Snapshot, Store
 
 #: Worlds one ``GET …/worlds`` may ask for.
@@ -96,15 +94,9 @@ class Planner:
             if body.get(name) is not None:
                 raise ApiError("invalid_options", f"a world has no {name}: leave {name!r} out")
         seating = seats.seating(game, body["players"])
-        seed, options = body.get("seed"), body.get("options")
         if any(kind != seats.TOKEN for kind in seating.kinds):
             raise ApiError("invalid_options", "a world has no open, bot or webhook seats: name every player")
-        if seed is None:
-            seed = secrets.randbelow(SEED_MAX + 1)
-        try:
-            state, _events, _resolved = game.create(seating.names, seed, options)
-        except InvalidOptions as exc:
-            raise ApiError("invalid_options", clip_echoes(exc.detail, options)) from None
+        _seed, state, _events, _resolved = new_state(game, seating.names, body.get("seed"), body.get("options"))
         return self._issued(game, World(game.id, None, seating.names, 0, state), ADMIN_VIEWER)
 
     # --- POST /v1/games/{game}/simulate ------------------------------------
