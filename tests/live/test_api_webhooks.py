@@ -436,3 +436,47 @@ def test_the_arena_seats_webhook_entrants(redis_server: str, rclient: redis.Redi
     with pytest.raises(ValueError, match=SECRET_ENV):
         monkeypatch.delenv(SECRET_ENV)
         Entrant.parse(f"hook=webhook:{url}")
+
+
+# --------------------------------------------------------------------------
+# Everything a tournament on the server uses, in one match (issue 26)
+# --------------------------------------------------------------------------
+def test_a_ladder_match_of_webhook_bots_with_a_time_bank_a_delay_and_a_referee(instances: Any, bots: Any) -> None:
+    """A harness's whole tournament match: two webhook bots entered in a
+    ladder play a match with a clock and a time bank while spectators see
+    it ``delay`` versions late and the referee reads every hand at that
+    delayed version; at the end the ladder has rated it once."""
+    api = instances()
+    first, second = bots("good"), bots("good")
+    ladder = api.post("/v1/ladders", {"game": "biberbande", "name": "cup"}).json
+    path, admin = f"/v1/ladders/{ladder['ladder_id']}", ladder["admin_token"]
+    entrants = [api.post(f"{path}/entrants", {"name": name}, token=admin).json["entrant_id"]
+                for name in ("one", "two")]
+    created = create(api, [{"entrant": entrants[0], "webhook": hook(first.url)},
+                           {"entrant": entrants[1], "webhook": hook(second.url)}],
+                     ladder={"id": ladder["ladder_id"], "token": admin},
+                     clock={"per_move_ms": 1000, "bank_ms": 2000}, spectators={"delay": 3}, referee=True)
+    mid, referee = created["match_id"], created["referee_token"]
+    assert set(created["state"]["bank"]) == {"0", "1"}
+    judged_live = 0
+    while True:
+        spectator, judged = api.view(mid).json, api.view(mid, referee).json
+        now = api.view(mid, created["admin_token"]).json  # read last: the match only moves on
+        if now["status"] != "active":
+            break
+        if now["version"] >= 3:
+            assert max(spectator["version"], judged["version"]) <= now["version"] - 3
+            assert judged["viewer"]["role"] == "referee"
+            assert all(card is not None for p in judged["players"] for card in p["display"])  # every hand
+            judged_live += 1
+        assert_problem(api.move(mid, referee, {"type": "draw"}), 403, "forbidden")
+        time.sleep(0.02)
+    assert judged_live > 0
+    final = finished(api, created)
+    assert api.view(mid).json["version"] == final["version"]  # nothing held back once finished
+    record = api.record(mid, referee).json
+    assert record["moves"] and {m.get("by") for m in record["moves"]} <= {"webhook", "clock"}
+    board = api.get(path).json
+    assert board["matches"] == 1 and [e["matches"] for e in board["entrants"]] == [1, 1]
+    assert sorted(c["payload"]["version"] for c in first.calls + second.calls) == sorted(
+        {c["payload"]["version"] for c in first.calls + second.calls})  # one call per decision
