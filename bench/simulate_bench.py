@@ -61,6 +61,9 @@ def simulate_moves_per_cpu_s(server, base: str, game: Game, playouts: int = PLAY
         r.raise_for_status()
         moves += r.json()["version"]
     cpu = cpu_seconds(server) - before
+    if cpu <= 0:
+        raise RuntimeError(f"{game.id}: {playouts} playouts took less than one tick of the server's CPU clock; "
+                           "run more playouts")
     calls.sort()
     return {"playouts": playouts, "moves": moves, "server_cpu_s": round(cpu, 2),
             "moves_per_cpu_s": round(moves / cpu), "call_p50_ms": round(calls[len(calls) // 2] * 1000, 1)}

@@ -40,7 +40,7 @@ def test_simulate_bench_runs_every_game() -> None:
     simulate and in-process for every game, with a ratio per game."""
     from bench import simulate_bench
 
-    rows = simulate_bench.run(playouts=3, engine_moves=300)
+    rows = simulate_bench.run(playouts=20, engine_moves=300)  # 20: above the CPU clock's 10 ms ticks
     assert [r["game"] for r in rows] == [g.id for g in REGISTRY]
     for row in rows:
         assert row["simulate"]["moves"] > 0 and row["simulate"]["server_cpu_s"] > 0, row
