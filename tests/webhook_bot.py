@@ -5,6 +5,7 @@ records it, and answers the way its ``behaviour`` says:
 * ``good``: the first listed move (``{"move": …}``);
 * ``numbered``: the first listed move as ``{"id": k}`` when moves carry ids,
   else like ``good``;
+* ``steady``: the first listed move after 50 ms (a bot that thinks);
 * ``slow``: the first listed move, after the deadline;
 * ``error``: 500; ``garbage``: 200 with a body that is not JSON;
 * ``illegal``: a move that is not listed;
@@ -60,6 +61,8 @@ class Bot:
         kind = self.behaviour
         if kind == "numbered" and "id" in legal[0]:
             move = {"id": legal[0]["id"]}
+        if kind == "steady":  # thinks a little before each answer, well inside the deadline
+            time.sleep(0.05)
         if kind == "slow":
             time.sleep(max(0.0, payload["deadline"] / 1000 - time.time()) + 0.5)
         if kind == "illegal":

@@ -447,7 +447,7 @@ def test_a_ladder_match_of_webhook_bots_with_a_time_bank_a_delay_and_a_referee(i
     it ``delay`` versions late and the referee reads every hand at that
     delayed version; at the end the ladder has rated it once."""
     api = instances()
-    first, second = bots("good"), bots("good")
+    first, second = bots("steady"), bots("steady")  # a match that lasts a few seconds, to be watched live
     ladder = api.post("/v1/ladders", {"game": "biberbande", "name": "cup"}).json
     path, admin = f"/v1/ladders/{ladder['ladder_id']}", ladder["admin_token"]
     entrants = [api.post(f"{path}/entrants", {"name": name}, token=admin).json["entrant_id"]

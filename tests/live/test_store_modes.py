@@ -325,11 +325,11 @@ def test_sentinel_failover_under_load_loses_no_acknowledged_move(tmp_path: Path)
     their moves during the switch wait for the new primary (or, past their
     store budget, get 503 with Retry-After), never a 500; they play on after
     it, and every move answered 200 is in the record afterwards."""
-    group = servers.SentinelGroup(tmp_path / "redis")
+    group = servers.SentinelGroup(tmp_path / "redis", replicas=1)  # the paused replica is the one promoted
     gunicorn = None
     try:
         env = {"REDIS_MODE": "sentinel", "REDIS_SENTINELS": group.sentinels, "REDIS_SENTINEL_MASTER": group.master,
-               "REDIS_WAIT_REPLICAS": "1", "REDIS_WAIT_TIMEOUT": "500", "REDIS_TIMEOUT": "0.5", "THREADS": "8"}
+               "REDIS_WAIT_REPLICAS": "1", "REDIS_WAIT_TIMEOUT": "500", "REDIS_TIMEOUT": "0.5"}
         gunicorn, base = start_gunicorn(tmp_path, None, workers=1, extra_env=env)
         api = requests_api(base)
         created = [api.create(4, game="thirteen-beavers", seed=s).created for s in range(4)]
