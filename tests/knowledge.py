@@ -47,19 +47,21 @@ def vocabulary(game: Game, options: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(game.canonical_deck(dict(options))) | tokens
 
 
-def cards(value: JSON, vocab: frozenset[str]) -> Counter[str]:
-    """Every card value anywhere in ``value`` (any key, any depth)."""
-    found: Counter[str] = Counter()
+def _everything(value: JSON) -> Iterable[Any]:
+    """Every value anywhere in ``value`` (any key, any depth), itself included."""
     stack = [value]
     while stack:
         item = stack.pop()
+        yield item
         if isinstance(item, dict):
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-        elif isinstance(item, str) and item in vocab:
-            found[item] += 1
-    return found
+
+
+def cards(value: JSON, vocab: frozenset[str]) -> Counter[str]:
+    """Every card value anywhere in ``value`` (any key, any depth)."""
+    return Counter(item for item in _everything(value) if isinstance(item, str) and item in vocab)
 
 
 def quoted_cards(text: str, vocab: frozenset[str]) -> set[str]:
@@ -69,14 +71,7 @@ def quoted_cards(text: str, vocab: frozenset[str]) -> set[str]:
 
 def lists(value: JSON) -> Iterable[list[Any]]:
     """Every list anywhere in ``value``."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            yield item
-            stack.extend(item)
+    return (item for item in _everything(value) if isinstance(item, list))
 
 
 # --------------------------------------------------------------------------

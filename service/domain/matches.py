@@ -68,8 +68,8 @@ class Lodge(Access):
         with self.store.budget():
             ranked = self.ladders.seating(game, ladder, players)
         seating = seats.seating(game, players if ranked is None else ranked.players, self.webhooks.policy)
-        clock_ms, listed = seats.clock_ms(clock), seats.public(public)
-        bank_ms, delay, refereed = seats.bank_ms(clock), seats.spectator_delay(spectators), seats.referee(referee)
+        clock_ms, bank_ms, delay = seats.clock_ms(clock), seats.bank_ms(clock), seats.spectator_delay(spectators)
+        listed, refereed = seats.flag("public", public), seats.flag("referee", referee)
         seed, state, events, resolved = new_state(game, seating.names, seed, options)
         invite = seats.new_invite() if seating.has_open else None
         while True:

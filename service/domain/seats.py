@@ -155,22 +155,14 @@ def spectator_delay(spectators: Any) -> int:
     return delay
 
 
-def referee(flag: Any) -> bool:
-    """``referee`` of a create request (absent or null: false)."""
-    if flag is None:
+def flag(name: str, value: Any) -> bool:
+    """A true-or-false field ``name`` of a create request (``public``,
+    ``referee``; absent or null: false)."""
+    if value is None:
         return False
-    if not isinstance(flag, bool):
-        raise ApiError("invalid_options", "referee must be true or false")
-    return flag
-
-
-def public(flag: Any) -> bool:
-    """``public`` of a create request (absent or null: false)."""
-    if flag is None:
-        return False
-    if not isinstance(flag, bool):
-        raise ApiError("invalid_options", "public must be true or false")
-    return flag
+    if not isinstance(value, bool):
+        raise ApiError("invalid_options", f"{name} must be true or false")
+    return value
 
 
 def new_invite() -> str:
