@@ -59,7 +59,7 @@ def test_illegal_move_shows_the_engines_reason(driver: Any, live_server: str):
     _, problem = browser.http_json("POST", f"{live_server}/v1/matches/{created['match_id']}/moves",
                                    {"move": {"type": "knock"}}, token=created["seats"][0]["token"])
     assert problem["code"] == "illegal_move" and notice(driver) == f"Not allowed: {problem['detail']}"
-    assert page_state(driver)["moves"] > 0  # the offered moves are still there
+    wait_for(driver, lambda d: page_state(d)["moves"] > 0)  # the offered moves are still there (after any redraw)
 
 
 def test_a_cut_stream_is_resumed(driver: Any, tmp_path: Path):
