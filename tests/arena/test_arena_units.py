@@ -190,7 +190,8 @@ def test_terminal_moves_are_numbered_with_their_labels():
 
 def test_terminal_prompt_asks_again_until_a_listed_number_or_resign():
     moves = [{"type": "draw"}, {"type": "knock"}]
-    answers, said = iter(["", "0", "3", "x", " 2 "]), []
+    answers = iter(["", "0", "3", "x", " 2 "])
+    said: list[str] = []
     assert human.choose(moves, lambda prompt: next(answers), said.append) == {"type": "knock"}
     assert len(said) == 4 and all("1 to 2" in line for line in said)
     assert human.choose(moves, lambda prompt: "Resign", said.append) == {"type": "resign"}

@@ -11,7 +11,6 @@ from collections import Counter
 import orjson
 import pytest
 
-from engine import REGISTRY
 from engine.biberbande import CANONICAL, Biberbande
 from engine.core import (
     ADMIN_VIEWER,
@@ -24,7 +23,7 @@ from engine.core import (
     seat_viewer,
 )
 
-G: Biberbande = REGISTRY.get("biberbande")
+G = Biberbande()
 NUMBER_TAKES = [{"type": "take_discard", "slot": j} for j in range(4)]
 
 
@@ -173,7 +172,7 @@ def test_bb_3_3_bb_3_4_bb_3_5_deal_and_setup_events():
     state, events = create(3, first_seat=1, deck=deck)
     assert types(events) == ["round_started", "dealt", "turn_started"]
     assert events[0] == {"type": "round_started", "seat": None, "round": 1, "starter": 1}
-    expect = [[None] * 4 for _ in range(3)]
+    expect = [[""] * 4 for _ in range(3)]
     for i in range(12):
         expect[(1 + i) % 3][i // 3] = deck[i]
     assert events[1] == {"type": "dealt", "seat": None, "displays": expect, "discard": [deck[12]]}

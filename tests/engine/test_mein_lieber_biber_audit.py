@@ -151,7 +151,7 @@ class SpecModel:
     def setup(self, r, start):
         n, D = self.n, self.decks[r - 1]
         self.round, self.start, self.turn = r, start, start
-        self.hands = [sorted((D[i] for i in range(3 * n) if i % n == s), key=RANK.get) for s in range(n)]
+        self.hands = [sorted((D[i] for i in range(3 * n) if i % n == s), key=RANK.__getitem__) for s in range(n)]
         rest = D[3 * n:]
         self.piles = [[rest[i] for i in range(0, len(rest), 2)], [rest[i] for i in range(1, len(rest), 2)]]
         self.discards = [[] for _ in range(n)]
@@ -172,7 +172,7 @@ class SpecModel:
     def take(self, seat, p):
         card = self.piles[p].pop(0)
         self.hands[seat].append(card)
-        self.hands[seat].sort(key=RANK.get)
+        self.hands[seat].sort(key=RANK.__getitem__)
         return card
 
     def lay(self, seat, card):
@@ -329,7 +329,7 @@ def test_mlb_3_2_3_3_deal_and_piles(n):
     state, events = new(deck, names=[f"p{i}" for i in range(n)])
     v = admin(state)
     for s in range(n):
-        assert v["players"][s]["hand"] == sorted((deck[i] for i in range(3 * n) if i % n == s), key=RANK.get)
+        assert v["players"][s]["hand"] == sorted((deck[i] for i in range(3 * n) if i % n == s), key=RANK.__getitem__)
     rest = deck[3 * n:]
     assert v["board"]["piles"] == [rest[0::2], rest[1::2]]
     assert len(v["board"]["piles"][0]) - len(v["board"]["piles"][1]) == n % 2
@@ -671,7 +671,7 @@ def _check_invariants(v):
     """MLB-10.1..10.4 on an admin view (10.3 read with the reward exemption, see module notes)."""
     b = v["board"]
     cards = [c for p in v["players"] for c in p["hand"] + p["discards"]] + b["piles"][0] + b["piles"][1]
-    assert sorted(cards, key=RANK.get) == ORDER                                    # 10.1
+    assert sorted(cards, key=RANK.__getitem__) == ORDER                                    # 10.1
     assert b["supply"] + sum(p["sticks"] for p in v["players"]) == 60              # 10.2
     assert all(0 <= p <= 31 for p in b["beavers"].values())                        # 10.3
     rings = [p for p in b["beavers"].values() if 1 <= p <= 30]

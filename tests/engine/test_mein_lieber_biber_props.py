@@ -102,8 +102,8 @@ def check_invariants(view: dict[str, Any], state: dict[str, Any], threshold: int
     # MLB-10.1: hands, discards and piles hold the 48 cards, each once; hands sorted (MLB-1.2).
     every = [c for h in hands for c in h] + [c for p in players for c in p["discards"]] \
         + [c for pile in board["piles"] for c in pile]
-    assert sorted(every, key=CANON.get) == list(CARDS)
-    assert all(h == sorted(h, key=CANON.get) for h in hands)
+    assert sorted(every, key=CANON.__getitem__) == list(CARDS)
+    assert all(h == sorted(h, key=CANON.__getitem__) for h in hands)
     assert [p["hand_count"] for p in players] == [len(h) for h in hands]
     # MLB-10.2: stick conservation.
     sticks = [p["sticks"] for p in players]

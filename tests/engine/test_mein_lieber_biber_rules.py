@@ -316,7 +316,7 @@ def test_we3_tipping():
     assert ev[3] == {"type": "round_started", "seat": None, "round": 2, "start_seat": 0}
     # Round 2 at once from a fresh seeded shuffle; starts s0 (fewest sticks).
     order = core.round_deck(GAME.id, 11, 2, CARDS, {})
-    assert ev[4]["cards"] == sorted(order[0:6:2], key=CARD_INDEX.get)
+    assert ev[4]["cards"] == sorted(order[0:6:2], key=CARD_INDEX.__getitem__)
     assert state["round"] == 2 and GAME.to_act(state) == [0] and state["sticks"] == [0, 1]
     assert state["pos"] == [0] * 6 and state["discards"] == [[], []] and state["supply"] == 59
     assert state["last_play"] is None

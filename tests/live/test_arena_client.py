@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import TypeVar
 
 import pytest
 
@@ -29,7 +30,11 @@ def match(lodge: LodgeClient) -> c.CreatedMatch:
     return lodge.create("biberbande", ["ana", "bo"], seed=7)
 
 
-def expect(cls: type[c.LodgeError], status: int, code: str, call, *args, **kw) -> c.LodgeError:
+#: the error class a call is expected to raise
+E = TypeVar("E", bound=c.LodgeError)
+
+
+def expect(cls: type[E], status: int, code: str, call, *args, **kw) -> E:
     with pytest.raises(cls) as info:
         call(*args, **kw)
     error = info.value

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from arena import referee as referee_module
-from arena.client import LodgeClient
+from arena.client import JSON, LodgeClient
 from arena.entrants import Entrant
 from arena.referee import MatchOutcome, MatchPlan, Referee
 from arena.tournament import derive_seed
@@ -30,7 +30,7 @@ class CountingClient(LodgeClient):
         super().__init__(url)
         self.sent: Counter[tuple[str, str]] = Counter()
 
-    def _request(self, method: str, path: str, **kw: Any):  # type: ignore[override]
+    def _request(self, method: str, path: str, **kw: Any):
         parts = path.strip("/").split("/")  # v1/matches[/<id>[/<what>]]
         route = "match" if len(parts) == 3 else parts[-1]
         self.sent[method, route] += 1
@@ -43,9 +43,16 @@ def plan(*specs: str, seed: int = 5) -> MatchPlan:
 
 
 def play(url: str, game: str, match: MatchPlan, **kw: Any) -> tuple[MatchOutcome, Counter]:
-    with CountingClient(url) as client:
+    client = CountingClient(url)
+    with client:
         outcome = Referee(client, game, **kw).play(match)
         return outcome, client.sent
+
+
+def recorded(outcome: MatchOutcome) -> JSON:
+    """The match's record, which the referee keeps for every match it plays."""
+    assert outcome.record is not None
+    return outcome.record
 
 
 @pytest.mark.parametrize("game", REGISTRY.ids())
@@ -64,7 +71,7 @@ def test_heuristic_bots_read_their_view_once_per_turn(live_server: str, game: st
     its view and next moves while it is still to act, so only a change of
     seat costs one GET (view and legal moves together)."""
     outcome, sent = play(live_server, game, plan("a=heuristic", "b=heuristic"))
-    record_seats = [m["seat"] for m in outcome.record["moves"]]
+    record_seats = [m["seat"] for m in recorded(outcome)["moves"]]
     changes = 1 + sum(a != b for a, b in zip(record_seats, record_seats[1:]))
     assert sent[("POST", "moves")] == outcome.moves
     assert sent[("GET", "match")] == changes
@@ -76,7 +83,7 @@ def test_server_bots_play_inside_the_requests(live_server: str):
     them, their moves are in the record with "by": "bot", results count."""
     game = "mein-lieber-biber"
     outcome, sent = play(live_server, game, plan("srv=server:heuristic", "loc=random", "rnd=server:random"))
-    by_seat = Counter((m["seat"], m.get("by")) for m in outcome.record["moves"])
+    by_seat = Counter((m["seat"], m.get("by")) for m in recorded(outcome)["moves"])
     assert by_seat[(0, "bot")] > 0 and by_seat[(2, "bot")] > 0
     assert by_seat[(1, "bot")] == 0 and by_seat[(1, None)] > 0
     assert sent[("POST", "moves")] == by_seat[(1, None)]  # only the local bot's moves
@@ -93,7 +100,7 @@ def test_the_same_plan_gives_the_same_match(live_server: str, game: str):
     lineup = ("h=heuristic", "r=random", "s=server:heuristic")
     first, _ = play(live_server, game, plan(*lineup, seed=9), move_timeout=30)
     again, _ = play(live_server, game, plan(*lineup, seed=9), move_timeout=30)
-    assert first.record["moves"] == again.record["moves"] and first.result == again.result
+    assert recorded(first)["moves"] == recorded(again)["moves"] and first.result == again.result
     assert [vars(s) for s in first.seats] == [vars(s) for s in again.seats]
 
 
@@ -125,15 +132,15 @@ def test_the_servers_clock_times_out_a_slow_bot(live_server: str, monkeypatch: p
 
     monkeypatch.setattr(referee_module, "make_bot", slow_seat_0)
     outcome, sent = play(live_server, "biberbande", plan(f"slow={kind}", "quick=random"), move_timeout=2.0)
-    assert outcome.record["clock"] == {"per_move_ms": 2000}
-    clocked = [m for m in outcome.record["moves"] if m.get("by") == "clock"]
+    assert recorded(outcome)["clock"] == {"per_move_ms": 2000}
+    clocked = [m for m in recorded(outcome)["moves"] if m.get("by") == "clock"]
     assert len(clocked) >= 2 and {m["seat"] for m in clocked} == {0}  # one or more per slow decision
     assert [s.timeouts for s in outcome.seats] == [len(clocked), 0] and [s.crashes for s in outcome.seats] == [0, 0]
-    posted = [m for m in outcome.record["moves"] if "by" not in m]
+    posted = [m for m in recorded(outcome)["moves"] if "by" not in m]
     assert sent[("POST", "moves")] == len(posted)  # the late answers were dropped, not sent
 
 
 def test_without_a_timeout_there_is_no_clock(live_server: str):
     outcome, _ = play(live_server, "biberclan", plan("a=random", "b=random"), move_timeout=None)
-    assert "clock" not in outcome.record and all("by" not in m for m in outcome.record["moves"])
+    assert "clock" not in recorded(outcome) and all("by" not in m for m in recorded(outcome)["moves"])
     assert [s.timeouts for s in outcome.seats] == [0, 0]

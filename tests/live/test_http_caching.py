@@ -10,6 +10,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -88,8 +89,9 @@ def test_no_caller_gets_another_callers_answer(cached: tuple[str, str]):
     through the cache: each answer is the caller's own."""
     base, backend = cached
     m = requests_api(backend).create(["ana", "bo"], seed=11, options=W1_OPTIONS)
-    callers = [(m.token(0), {"role": "seat", "seat": 0}), (m.token(1), {"role": "seat", "seat": 1}),
-               (m.admin, {"role": "admin", "seat": None}), (None, {"role": "spectator", "seat": None})]
+    callers: list[tuple[str | None, dict[str, Any]]] = [
+        (m.token(0), {"role": "seat", "seat": 0}), (m.token(1), {"role": "seat", "seat": 1}),
+        (m.admin, {"role": "admin", "seat": None}), (None, {"role": "spectator", "seat": None})]
     for _ in range(2):
         for token, viewer in callers:
             assert _get(base, f"/v1/matches/{m.id}", token).json()["viewer"] == viewer

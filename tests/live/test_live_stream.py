@@ -11,7 +11,7 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import requests
@@ -184,7 +184,8 @@ def test_notifier_on_a_redis_cluster(tmp_path: Path):
         notifier = Notifier(client, lambda ids: [0 for _ in ids], safety=120)
         with notifier.watch("abcdefghijklmnop") as mine, notifier.watch("ponmlkjihgfedcba") as other:
             assert mine.wait(5) and other.wait(5), "subscriptions not confirmed"
-            store = Store(client, ttl=60)
+            # Store is annotated with the single-node client; the service hands it any of them
+            store = Store(cast(redis.Redis, client), ttl=60)
             assert store.create(Meta("abcdefghijklmnop", "biberbande", ["a", "b"], 1, {}, "x", ["y", "z"], 0.0),
                                 {"s": 0}, [])
             assert store.apply("abcdefghijklmnop", 0, {"s": 1}, {"version": 1}, []).version == 1

@@ -190,8 +190,10 @@ def test_replay_stepped_to_the_end_shows_the_records_result(driver: Any, live_se
     assert page_state(driver)["status"] == "active"
 
 
-ENDS = {"biberbande": {"rounds": 1, "turn_limit": 4}, "biberclan": {"rounds": 1, "max_turns": 16},
-        "mein-lieber-biber": {"rounds": 1}, "thirteen-beavers": {"board": "short", "max_turns": 40}}
+ENDS: dict[str, dict[str, Any]] = {"biberbande": {"rounds": 1, "turn_limit": 4},
+                                  "biberclan": {"rounds": 1, "max_turns": 16},
+                                  "mein-lieber-biber": {"rounds": 1},
+                                  "thirteen-beavers": {"board": "short", "max_turns": 40}}
 
 
 @pytest.mark.parametrize("game", list(ENDS))
@@ -213,7 +215,7 @@ def test_end_screen_shows_every_revealed_card_and_explains_the_result(driver: An
     faces = driver.execute_script(
         "return [...document.querySelectorAll('.seat-panel .card')].map(c => c.dataset.card ?? null)")
     if game == "biberclan":
-        held = [(c or {}).get("card") for p in view["players"] for c in p["castle"].values() if c is not None]
+        held = [c.get("card") for p in view["players"] for c in p["castle"].values() if c is not None]
         assert all(v is not None for v in held) and sorted(f for f in faces if f is not None) == sorted(held)
         r = view["board"]["last_round"]
         assert all(f"= {v}" in ending for v in r["values"])

@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis
@@ -76,8 +76,8 @@ def test_cluster_matches_spread_over_every_master(cluster_api: Api, redis_cluste
     ids = [m.id for m in matches]
     holders = set()
     for port in redis_cluster.masters:
-        node = redis.Redis(port=port)
-        local = {k.decode() for k in node.keys("lodge:*")}  # KEYS lists the node's own keys only
+        node = redis.Redis(port=port, decode_responses=True)
+        local = set(node.keys("lodge:*"))  # KEYS lists the node's own keys only
         if any(f"lodge:{{{mid}}}:snap" in local for mid in ids):
             holders.add(port)
         node.close()
@@ -128,7 +128,8 @@ def test_cluster_and_sentinel_clients_get_the_budget(redis_cluster: servers.Clus
     from service.store.store import BudgetRetry, Store
 
     lazy = LazyCluster(redis_cluster.url)
-    store = Store(lazy, ttl=60, settings=Settings.from_env({"REDIS_BUDGET": "0.2"}))
+    # Store is annotated with the single-node client; the service hands it any of them (redis_client.build)
+    store = Store(cast(redis.Redis, lazy), ttl=60, settings=Settings.from_env({"REDIS_BUDGET": "0.2"}))
     assert lazy._client is None, "installing the budget must not connect"
     assert isinstance(lazy.real.retry, BudgetRetry)
     with store.budget():

@@ -260,14 +260,17 @@ def test_hide_query_token_rewrites_what_servers_log():
         seen.update(environ)
         return [b""]
 
+    def start_response(*_args: object) -> None:
+        """Not called: ``app`` returns without starting a response."""
+
     environ = {"QUERY_STRING": "after=3&token=abc.d%2Be&state=true", "PATH_INFO": "/v1/matches/x/stream",
                "RAW_URI": "/v1/matches/x/stream?after=3&token=abc.d%2Be&state=true",
                "REQUEST_URI": "/v1/matches/x/stream?after=3&token=abc.d%2Be&state=true"}
-    hide_query_token(app)(environ, None)
+    hide_query_token(app)(environ, start_response)
     assert seen["lodge.query_token"] == "abc.d+e"
     assert seen["QUERY_STRING"] == "after=3&state=true"
     assert seen["RAW_URI"] == seen["REQUEST_URI"] == "/v1/matches/x/stream?after=3&state=true"
-    hide_query_token(app)({"QUERY_STRING": "token=t", "PATH_INFO": "/p", "RAW_URI": "/p?token=t"}, None)
+    hide_query_token(app)({"QUERY_STRING": "token=t", "PATH_INFO": "/p", "RAW_URI": "/p?token=t"}, start_response)
     assert seen["RAW_URI"] == "/p" and seen["QUERY_STRING"] == ""
 
 
