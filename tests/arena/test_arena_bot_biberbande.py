@@ -17,8 +17,8 @@ from bots.biberbande import HeuristicBot
 from engine import REGISTRY
 from engine.core import seat_viewer
 
-G = REGISTRY.get("biberbande")
-UNKNOWN = [None] * 4
+G = REGISTRY.games["biberbande"]
+UNKNOWN: list[str | None] = [None] * 4
 
 
 def view(phase: str, known: list[list[str | None]], discard: list[str], *,
@@ -183,4 +183,5 @@ def test_playouts_return_listed_moves_and_finish(players, seed):
             move = rng.choice(moves)
         state, _ = G.play(state, seat, move)
     assert G.status(state) == "finished"
-    assert len(G.result(state)["scores"]) == players
+    result = G.result(state)
+    assert result is not None and len(result["scores"]) == players

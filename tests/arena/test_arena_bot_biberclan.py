@@ -3,6 +3,8 @@ key decisions (rule ids from ``docs/games/biberclan.md``) and seeded engine
 playouts in which every answer must be a listed move."""
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from bots.biberclan import HeuristicBot
@@ -28,9 +30,10 @@ def make_view(castles: list[list[str | None]], held: dict, *, phase: str = "plac
               scores: list[int] | None = None, finisher: int | None = None,
               final_turns: list[int] | None = None) -> dict:
     """A seat's view (BC-7) with the castles given slot by slot."""
-    players = [{"seat": k, "name": f"p{k}", "cards": sum(c is not None for c in castle),
-                "face_up": sum(c is not None and c.endswith("^") for c in castle),
-                "castle": {s: slot(c) for s, c in zip(SLOTS, castle)}} for k, castle in enumerate(castles)]
+    players: list[dict[str, Any]] = [
+        {"seat": k, "name": f"p{k}", "cards": sum(c is not None for c in castle),
+         "face_up": sum(c is not None and c.endswith("^") for c in castle),
+         "castle": {s: slot(c) for s, c in zip(SLOTS, castle)}} for k, castle in enumerate(castles)]
     in_castles = sum(p["cards"] for p in players)
     board = {"draw_count": 66 - in_castles - 1, "discard": [], "box": [], "start_seat": 0, "turn_seat": seat,
              "turns": 10, "max_turns": 200, "finisher": finisher, "final_turns": final_turns or [],
@@ -175,7 +178,7 @@ def test_swap_trades_a_low_own_card_for_a_high_one_bc_4_8():
 
 def play(n: int, seed: int, options: dict, kinds: str) -> tuple[dict, list[dict]]:
     """A whole match through the engine; returns its result and the moves."""
-    game = REGISTRY.get("biberclan")
+    game = REGISTRY.games["biberclan"]
     bots = [HeuristicBot("biberclan", s, seed + s) if kinds[s] == "h" else RandomBot("biberclan", s, seed + s)
             for s in range(n)]
     state, _, _ = game.create([f"p{i}" for i in range(n)], seed, options)
@@ -191,7 +194,9 @@ def play(n: int, seed: int, options: dict, kinds: str) -> tuple[dict, list[dict]
         played.append(move)
         version += 1
         assert version < 5000, "match does not finish"
-    return game.result(state), played
+    result = game.result(state)
+    assert result is not None
+    return result, played
 
 
 @pytest.mark.parametrize("n, seed, options, kinds", [

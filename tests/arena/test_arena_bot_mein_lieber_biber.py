@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from bots.base import Move
 from bots.mein_lieber_biber import XY, HeuristicBot
 from bots.random_bot import RandomBot
 from engine import REGISTRY
@@ -18,7 +19,7 @@ from engine.core import seat_viewer
 from engine.mein_lieber_biber import COLOURS, RAFT, RING_COLOURS, load, tips
 
 GAME_ID = "mein-lieber-biber"
-GAME = REGISTRY.get(GAME_ID)
+GAME = REGISTRY.games[GAME_ID]
 
 
 def make_view(hand: list[str], beavers: dict[str, int] | None = None, *, phase: str = "play",
@@ -105,15 +106,15 @@ def test_leaves_next_seat_fewest_rewards(seed):
 def test_takes_the_stick_mlb_4_7():
     """MLB-4.7: a stick is a point; cards come with top-ups anyway."""
     view = make_view(["red-3"], phase="reward")
-    moves = [{"type": "reward", "take": "stick"}, {"type": "reward", "take": "card", "pile": 0},
-             {"type": "reward", "take": "card", "pile": 1}]
+    moves: list[Move] = [{"type": "reward", "take": "stick"}, {"type": "reward", "take": "card", "pile": 0},
+                         {"type": "reward", "take": "card", "pile": 1}]
     assert choose(view, moves) == {"type": "reward", "take": "stick"}
 
 
 def test_card_reward_keeps_a_trailing_seat_in_the_last_round_mlb_6_1():
     """MLB-6.1/6.3: with an empty hand the stick would end the last round (hand_empty)
     and the match while behind; a card reward keeps the round going."""
-    moves = [{"type": "reward", "take": "stick"}, {"type": "reward", "take": "card", "pile": 0}]
+    moves: list[Move] = [{"type": "reward", "take": "stick"}, {"type": "reward", "take": "card", "pile": 0}]
     behind = make_view([], phase="reward", sticks=(3, 5), round_=3)
     assert choose(behind, moves)["take"] == "card"
     ahead = make_view([], phase="reward", sticks=(5, 3), round_=3)
@@ -123,7 +124,7 @@ def test_card_reward_keeps_a_trailing_seat_in_the_last_round_mlb_6_1():
 def test_tops_up_before_playing_mlb_4_3():
     """MLB-4.3: a hand under 3 is topped up first, from the larger pile."""
     view = make_view(["red-8"], piles=(4, 9))
-    moves = [{"type": "draw", "pile": 0}, {"type": "draw", "pile": 1}, *plays(view)]
+    moves: list[Move] = [{"type": "draw", "pile": 0}, {"type": "draw", "pile": 1}, *plays(view)]
     assert choose(view, moves) == {"type": "draw", "pile": 1}
 
 
@@ -131,9 +132,9 @@ def test_leader_runs_down_its_hand_in_the_last_round_d7():
     """D7, MLB-6.1: ahead in the last round, the bot skips top-ups and passes the
     draw so its hand empties and the match ends sooner; otherwise it draws."""
     ahead = make_view(["red-3", "blue-5"], sticks=(6, 4), round_=3)
-    moves = [{"type": "draw", "pile": 0}, {"type": "draw", "pile": 1}, *plays(ahead)]
+    moves: list[Move] = [{"type": "draw", "pile": 0}, {"type": "draw", "pile": 1}, *plays(ahead)]
     assert choose(ahead, moves)["type"] == "play"
-    draw_moves = [{"type": "draw", "pile": 0}, {"type": "draw", "pile": 1}, {"type": "pass"}]
+    draw_moves: list[Move] = [{"type": "draw", "pile": 0}, {"type": "draw", "pile": 1}, {"type": "pass"}]
     assert choose(make_view(["red-3"], phase="draw", sticks=(6, 4), round_=3), draw_moves)["type"] == "pass"
     assert choose(make_view(["red-3"], phase="draw", sticks=(4, 6), round_=3), draw_moves)["type"] == "draw"
 
@@ -195,4 +196,5 @@ def test_playouts_listed_moves_and_no_needless_tips(players, seed):
         state, _ = GAME.play(state, seat, move)
         version += 1
         assert version < 1860  # MLB-10.5
-    assert GAME.result(state)["winners"]
+    result = GAME.result(state)
+    assert result is not None and result["winners"]

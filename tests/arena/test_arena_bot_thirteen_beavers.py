@@ -16,7 +16,7 @@ from engine import REGISTRY
 from engine.core import seat_viewer
 
 GAME = "thirteen-beavers"
-G = REGISTRY.get(GAME)
+G = REGISTRY.games[GAME]
 DECK = [str(v) for v in range(1, 14) for _ in range(4)]
 
 
@@ -26,7 +26,7 @@ def view_of(state: dict, seat: int, version: int = 0) -> dict:
             "viewer": {"role": "seat", "seat": seat}, **G.view(state, seat_viewer(seat))}
 
 
-def crafted(board: str = "standard", beaver: int = 0, dam: int = 0, face: str = "7", gone: list[str] = (),
+def crafted(board: str = "standard", beaver: int = 0, dam: int = 0, face: str = "7", gone: tuple[str, ...] = (),
             fish: tuple[str, ...] = (), answers: int = 1, other_dam: int = 0) -> tuple[dict, list[dict]]:
     """Seat 0 to act in a 2-seat match: its beaver and dam, the face-up card,
     the discard ``gone``, its held fish (taken from the pond) and ``answers``."""
@@ -124,5 +124,6 @@ def test_playouts_return_listed_moves_and_finish(board, players, seed):
         assert any(move is m for m in moves), move
         state, _ = G.play(state, seat, move)
         version += 1
-    assert G.result(state)["reason"] == "paradise"
+    result = G.result(state)
+    assert result is not None and result["reason"] == "paradise"
     assert state["turn"] < 500
