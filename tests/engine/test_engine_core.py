@@ -5,7 +5,7 @@ an undeclared event is an error, never shown)."""
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 import pytest
@@ -16,7 +16,6 @@ from engine.core import (
     ADMIN_VIEWER,
     FINISHED,
     SPECTATOR_VIEWER,
-    DeclarationError,
     Draft,
     Game,
     Handler,
@@ -34,6 +33,7 @@ from engine.declaration import (
     INT,
     STR,
     Declaration,
+    DeclarationError,
     EventType,
     MoveType,
     Private,
@@ -282,7 +282,7 @@ def test_public_copies_and_redacted_calls_its_function():
 
 @pytest.mark.parametrize("kind", ["started", "took", "counted", "ended", "handed"])
 def test_no_redaction_mutates_its_event(kind: str):
-    fields = {"started": {"names": ["a"]}, "took": {"card": "c2", "cards": ["a1", "c2"]},
+    fields: dict[str, dict[str, Any]] = {"started": {"names": ["a"]}, "took": {"card": "c2", "cards": ["a1", "c2"]},
               "counted": {"cards": ["a1"]}, "ended": {"winner": 0}, "handed": {"to": 1, "cards": ["a1"]}}
     event = {"type": kind, "seat": 0, **fields[kind]}
     before = orjson.dumps(event)
@@ -378,8 +378,10 @@ def test_a_game_lacking_a_declaration_piece_is_refused(game: Game, piece: str):
     import dataclasses
 
     empty = {"moves": (), "events": ()}.get(piece, {} if piece in ("player", "board_view", "presets") else "")
+    # Any: the field to empty is chosen at run time, so its type is too
+    lacking_piece: dict[str, Any] = {piece: empty}
     lacking = type(f"Lacking{piece}", (type(game),), {
-        "id": f"lacking-{piece}", "declaration": dataclasses.replace(game.declaration, **{piece: empty})})
+        "id": f"lacking-{piece}", "declaration": dataclasses.replace(game.declaration, **lacking_piece)})
     with pytest.raises(DeclarationError, match=piece if piece != "presets" else "preset"):
         Registry().register(lacking())
     Registry().register(type("Complete", (type(game),), {"id": "complete"})())
@@ -388,7 +390,7 @@ def test_a_game_lacking_a_declaration_piece_is_refused(game: Game, piece: str):
 def test_a_game_without_a_declaration_or_registered_twice_is_refused():
     class Bare(Game):
         id = "bare"
-        handlers: dict[str, Handler] = {}
+        handlers: ClassVar[dict[str, Handler]] = {}
 
     with pytest.raises(DeclarationError, match="no declaration"):
         Registry().register(Bare())

@@ -44,7 +44,10 @@ from engine.core import FINISHED, Event, Game, MatchFinished, Move, State, seat_
 
 Hit = tuple[bool, float]
 #: a hidden slot: does a world hold the true card there; its uniform chance
-Slot = tuple[Callable[[State], Any], float]
+#: (called with the world alone; ``...`` as the predicates are lambdas that
+#: bind their loop variables as defaults, which mypy cannot infer against
+#: a one-argument signature)
+Slot = tuple[Callable[..., Any], float]
 
 
 @dataclass(frozen=True)
@@ -246,7 +249,7 @@ def tb_slots(state: State, seat: int) -> list[Slot]:
     fish slot holds a given kind with that kind's share of the plain fish."""
     slots: list[Slot] = []
     for key in ("draw", "cave"):
-        counts = Counter(state[key])
+        counts: Counter[str] = Counter(state[key])
         slots += [((lambda w, key=key, i=i, c=c: w[key][i] == c), share(counts, c))
                   for i, c in enumerate(state[key])]
     hidden = state["pond"] + [f for o, fish in enumerate(state["fish"]) if o != seat for f in fish]
@@ -294,7 +297,7 @@ def bb_check(world: State, position: Position, seat: int) -> None:
     assert bb_cards(world) == Counter(CODEC.encode(CANONICAL)), "BB-10.1"
     assert world["decks"] == [], "a world carries no stacked decks"
     if position.pile is not None:  # BB-3.6: the draw pile is part of the last reshuffled one
-        assert not Counter(world["draw"]) - Counter(position.pile), "BB-3.6: drawn from the reshuffled pile"
+        assert not Counter[str](world["draw"]) - Counter(position.pile), "BB-3.6: drawn from the reshuffled pile"
 
 
 def bb_hidden(state: State, seat: int) -> list[tuple[str, int, int]]:
@@ -369,7 +372,7 @@ def bc_check(world: State, position: Position, seat: int) -> None:
         assert held["card"] in BC_NUMBERS
     assert world["decks"] == [], "a world carries no stacked decks"
     if position.pile is not None:  # BC-4.10, D17: the draw pile is part of the last reshuffled one
-        assert not Counter(world["draw"]) - Counter(position.pile), "drawn from the reshuffled pile"
+        assert not Counter[str](world["draw"]) - Counter(position.pile), "drawn from the reshuffled pile"
 
 
 def bc_hidden(state: State, seat: int) -> list[tuple[str, int, int]]:
@@ -651,10 +654,11 @@ def test_cards_held_through_a_forced_exchange_cannot_move_a_beaver() -> None:
     deck = mlb_fill(["red-1", "yellow-1", "orange-8", "green-1", "purple-8", "blue-1",
                      "purple-1", "orange-2", "yellow-4"])
     state, events, _ = game.create(["ana", "bo"], 1, {"deck": deck})
-    for seat, move in [(0, {"type": "play", "card": "red-1", "beaver": "red"}),
-                       (0, {"type": "reward", "take": "stick"}), (0, {"type": "draw", "pile": 1}),
-                       (1, {"type": "exchange", "card": "green-1", "pile": 0}),
-                       (1, {"type": "exchange", "card": "blue-1", "pile": 0})]:
+    moves: list[tuple[int, Move]] = [(0, {"type": "play", "card": "red-1", "beaver": "red"}),
+                                     (0, {"type": "reward", "take": "stick"}), (0, {"type": "draw", "pile": 1}),
+                                     (1, {"type": "exchange", "card": "green-1", "pile": 0}),
+                                     (1, {"type": "exchange", "card": "blue-1", "pile": 0})]
+    for seat, move in moves:
         state, new = game.play(state, seat, move)
         events = events + new
     assert state["phase"] == "play" and [CARDS[c] for c in state["hands"][1]] == ["yellow-1", "yellow-4", "purple-1"]

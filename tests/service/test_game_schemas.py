@@ -84,7 +84,7 @@ def _check(validator: _Validator, instance: Any, what: str) -> None:
 
 @pytest.mark.parametrize("game", [g.id for g in REGISTRY])
 def test_random_matches_match_the_game_schemas(game: str, components: dict[str, Any]):
-    engine = REGISTRY.get(game)
+    engine = REGISTRY.games[game]
     names = schema_names(game)
     move_v, view_v, event_v = (_validator(components, names[k]) for k in ("move", "view", "event"))
     seen_moves: set[str] = set()
