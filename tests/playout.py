@@ -7,36 +7,36 @@ move so invariants are checked at every step.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic
 
 import orjson
 
-from engine.core import ADMIN_VIEWER, FINISHED, SPECTATOR_VIEWER, Game, Viewer, seat_viewer
+from engine.core import ADMIN_VIEWER, FINISHED, SPECTATOR_VIEWER, Game, StateT, Viewer, seat_viewer
 
 
 @dataclass
-class Step:
+class Step(Generic[StateT]):
     """One applied move: who, what, the state before and after, its events."""
 
     seat: int | None
     move: dict[str, Any] | None
-    before: dict[str, Any] | None
-    after: dict[str, Any]
+    before: StateT | None
+    after: StateT
     events: list[dict[str, Any]]
 
 
 @dataclass
-class Playout:
-    game: Game
+class Playout(Generic[StateT]):
+    game: Game[StateT]
     names: list[str]
     seed: int
     options: dict[str, Any]
-    steps: list[Step] = field(default_factory=list)
+    steps: list[Step[StateT]] = field(default_factory=list)
 
     @property
-    def final(self) -> dict[str, Any]:
+    def final(self) -> StateT:
         return self.steps[-1].after
 
     @property
@@ -49,10 +49,10 @@ def viewers(n: int) -> list[Viewer]:
     return [SPECTATOR_VIEWER, ADMIN_VIEWER, *(seat_viewer(s) for s in range(n))]
 
 
-def play_out(game: Game, n: int, seed: int, options: dict[str, Any] | None = None, *,
+def play_out(game: Game[StateT], n: int, seed: int, options: dict[str, Any] | None = None, *,
              rng: random.Random | None = None,
-             check: Callable[[Step], None] | None = None,
-             max_moves: int = 200_000) -> Playout:
+             check: Callable[[Step[StateT]], None] | None = None,
+             max_moves: int = 200_000) -> Playout[StateT]:
     """Play a match to its end with random legal moves; ``check`` sees every step."""
     rng = rng or random.Random(seed)
     names = [f"p{i}" for i in range(n)]
@@ -79,7 +79,7 @@ def play_out(game: Game, n: int, seed: int, options: dict[str, Any] | None = Non
     return out
 
 
-def replay(game: Game, playout: Playout) -> dict[str, Any]:
+def replay(game: Game[StateT], playout: Playout[StateT]) -> StateT:
     """Apply a playout's moves to a fresh match; return the final state."""
     state, _, _ = game.create(playout.names, playout.seed, playout.options)
     for seat, move in playout.moves:
@@ -87,5 +87,5 @@ def replay(game: Game, playout: Playout) -> dict[str, Any]:
     return state
 
 
-def snapshot_bytes(state: dict[str, Any]) -> bytes:
+def snapshot_bytes(state: Mapping[str, Any]) -> bytes:
     return orjson.dumps(state)

@@ -20,12 +20,13 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from engine import core
-from engine.core import ADMIN_VIEWER, FINISHED, SPECTATOR_VIEWER, IllegalMove, seat_viewer
+from engine.core import ADMIN_VIEWER, FINISHED, SPECTATOR_VIEWER, IllegalMove, Move, seat_viewer
 from engine.mein_lieber_biber import MeinLieberBiber
 
 GAME = MeinLieberBiber()
@@ -154,7 +155,7 @@ class SpecModel:
         self.hands = [sorted((D[i] for i in range(3 * n) if i % n == s), key=RANK.__getitem__) for s in range(n)]
         rest = D[3 * n:]
         self.piles = [[rest[i] for i in range(0, len(rest), 2)], [rest[i] for i in range(1, len(rest), 2)]]
-        self.discards = [[] for _ in range(n)]
+        self.discards: list[list[str]] = [[] for _ in range(n)]
         self.pos = {c: 0 for c in COLS}
         self.supply = 60 - sum(self.sticks)
         self.last_play = None
@@ -765,12 +766,12 @@ def test_model_matches_engine_over_random_playouts():
     rng = random.Random(20261129)
     seen: set[str] = set()
     kinds: set[str] = set()
-    cases = ([(n, 3, 2700, _uniform) for n in (2, 3, 4, 5)] * 6
+    fresh = ([(n, 3, 2700, _uniform) for n in (2, 3, 4, 5)] * 6
              + [(n, 2, 6000, _uniform) for n in (2, 3, 4, 5)] * 2
              + [(n, 10, 6000, _greedy) for n in (2, 5)] * 2
              + [(n, 4, t, _uniform) for n in (2, 5) for t in (300, 800, 1500)])
-    cases = [(*c, None) for c in cases] + [(3, 3, 6000, _greedy, [20, 18, 19]),
-                                           (2, 2, 2700, _greedy, [30, 27])]
+    cases: list[tuple[int, int, int, Callable[[random.Random, list[Move]], Move], list[int] | None]] = [
+        (*c, None) for c in fresh] + [(3, 3, 6000, _greedy, [20, 18, 19]), (2, 2, 2700, _greedy, [30, 27])]
     for n, rounds, tip, policy, sticks in cases:
         reasons, moves = _playout(rng, n, rounds, tip, policy, sticks)
         seen.update(reasons)
@@ -789,7 +790,9 @@ def test_d3_tip_rate_is_plausible_under_random_play():
         while state["status"] == "active":
             seat = GAME.to_act(state)[0]
             state, ev = GAME.play(state, seat, rng.choice(GAME.legal_moves(state, seat)))
-        tipped += state["last_round_end"]["reason"] == "tipped"
+        end = state["last_round_end"]
+        assert end is not None  # the one round has ended
+        tipped += end["reason"] == "tipped"
         rounds += 1
     assert 0.10 <= tipped / rounds <= 0.45, tipped / rounds
 

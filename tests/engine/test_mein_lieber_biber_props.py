@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -17,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.core import ACTIVE, ADMIN_VIEWER, FINISHED, SEAT, SEED_MAX, Viewer
-from engine.mein_lieber_biber import CARDS, COLOURS, RAFT, MeinLieberBiber
+from engine.mein_lieber_biber import CARDS, COLOURS, RAFT, MeinLieberBiber, MeinLieberBiberState
 from tests.playout import Step, play_out, replay, snapshot_bytes, viewers
 
 GAME = MeinLieberBiber()
@@ -66,7 +67,7 @@ class Knowledge:
         self.face_up: set[str] = set()
 
     def apply(self, event: dict[str, Any]) -> None:
-        kind, seat = event["type"], event.get("seat")
+        kind, seat = event["type"], event["seat"]  # every event has a seat (None for the table)
         if kind == "round_started":
             self.hands = [Counter() for _ in self.hands]
             self.face_up = set()
@@ -96,7 +97,7 @@ class Knowledge:
 # --------------------------------------------------------------------------
 # Invariants (MLB-10).
 # --------------------------------------------------------------------------
-def check_invariants(view: dict[str, Any], state: dict[str, Any], threshold: int) -> None:
+def check_invariants(view: dict[str, Any], state: MeinLieberBiberState, threshold: int) -> None:
     players, board = view["players"], view["board"]
     hands = [p["hand"] for p in players]
     # MLB-10.1: hands, discards and piles hold the 48 cards, each once; hands sorted (MLB-1.2).
@@ -144,7 +145,7 @@ class RoundCounter:
     def __init__(self):
         self.moves = self.laid = self.top_ups = 0
 
-    def count(self, step: Step) -> None:
+    def count(self, step: Step[MeinLieberBiberState]) -> None:
         kinds = [e["type"] for e in step.events]
         self.moves += 1
         self.laid += sum(k in ("played", "exchanged", "discarded") for k in kinds)
@@ -177,19 +178,21 @@ def check_seen(seen: Any, full: Any, viewer: Viewer, knowledge: Knowledge, path:
         assert seen == full and type(seen) is type(full), f"{viewer}: public {path} is {seen!r}, not {full!r}"
 
 
-def check_legal_moves_leak(state: dict[str, Any], viewer: Viewer, knowledge: Knowledge) -> None:
+def check_legal_moves_leak(state: MeinLieberBiberState, viewer: Viewer, knowledge: Knowledge) -> None:
     """MLB-5.4: legal moves only to their seat; the cards named are the seat's own."""
     if viewer.role != SEAT:
         return
-    moves = GAME.legal_moves(state, viewer.seat)
-    if viewer.seat not in GAME.to_act(state):
+    seat = viewer.seat
+    assert seat is not None  # a seat viewer names its seat
+    moves = GAME.legal_moves(state, seat)
+    if seat not in GAME.to_act(state):
         assert moves == []
     for move in moves:
         if "card" in move:
-            assert knowledge.holds(viewer.seat, move["card"]), move
+            assert knowledge.holds(seat, move["card"]), move
 
 
-def checker(n: int, options: dict[str, Any]):
+def checker(n: int, options: dict[str, Any]) -> tuple[Callable[[Step[MeinLieberBiberState]], None], list[int]]:
     """The per-step check: invariants, bounds, leaks, snapshot size and round trip."""
     knowledge = Knowledge(n)
     rounds = RoundCounter()
@@ -197,7 +200,7 @@ def checker(n: int, options: dict[str, Any]):
     others = [v for v in viewers(n) if not v.is_admin]  # the admin view is the reference
     biggest = [0]
 
-    def check(step: Step) -> None:
+    def check(step: Step[MeinLieberBiberState]) -> None:
         state = step.after
         admin = GAME.view(state, ADMIN_VIEWER)
         check_invariants(admin, state, threshold)
