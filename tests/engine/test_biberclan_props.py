@@ -20,9 +20,9 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.biberclan import BiberClan
+from engine.biberclan import BiberClan, BiberClanState
 from engine.core import ADMIN_VIEWER, FINISHED, SEED_MAX, Viewer, clone
-from tests.playout import Step, play_out, viewers
+from tests.playout import Playout, Step, play_out, viewers
 
 GAME = BiberClan()
 SLOTS = ("b0", "b1", "b2", "t0", "t1")
@@ -71,6 +71,12 @@ class Model:
         laid = Card(card.value, face, card.knowers, card.public)
         return self.reveal(laid) if face == "up" else laid
 
+    def at(self, target: int, slot: str) -> Card:
+        """The card in a castle slot an event names, which is never empty."""
+        card = self.castles[target][slot]
+        assert card is not None, f"castle {target} slot {slot} must hold a card"
+        return card
+
     def take_held(self) -> Card:
         card, self.held = self.held, None
         assert card is not None, "a card must be held"
@@ -94,7 +100,7 @@ class Model:
             card = self.castles[event["target"]][event["slot"]] = self.lay(self.take_held(), event["face"])
             return {"card": card}
         elif kind == "replaced":                               # BC-4.4
-            old = self.castles[event["target"]][event["slot"]]
+            old = self.at(event["target"], event["slot"])
             new = self.castles[event["target"]][event["slot"]] = self.lay(self.take_held(), event["face"])
             if event["target"] == seat:
                 self.reveal(old)                               # face up onto the discard
@@ -106,12 +112,12 @@ class Model:
             card = self.castles[seat][event["slot"]] = self.lay(self.take_held(), event["face"])
             return {"card": card}
         elif kind == "cleared":                                # BC-4.6: face up onto the discard
-            old = self.castles[event["target"]][event["slot"]]
+            old = self.at(event["target"], event["slot"])
             self.castles[event["target"]][event["slot"]] = None
             self.take_held()
             return {"card": self.reveal(old)}
         elif kind == "flipped":                                # BC-4.7: turned over in sight of all
-            card = self.castles[event["target"]][event["slot"]]
+            card = self.at(event["target"], event["slot"])
             card.face = event["face"]
             self.take_held()
             return {"card": self.reveal(card)}
@@ -120,22 +126,22 @@ class Model:
             a[event["slot_a"]], b[event["slot_b"]] = b[event["slot_b"]], a[event["slot_a"]]
             self.take_held()
         elif kind == "peeked":                                 # BC-4.9: the actor sees it
-            card = self.castles[event["target"]][event["slot"]]
+            card = self.at(event["target"], event["slot"])
             card.knowers.add(seat)
             self.take_held()
             return {"card": card}
         elif kind == "round_ended":                            # BC-5.7: all castles revealed
             for castle in self.castles:
-                for card in castle.values():
-                    if card is not None:
-                        self.reveal(card)
+                for shown in castle.values():
+                    if shown is not None:
+                        self.reveal(shown)
             self.held = None
         elif kind == "match_ended":
             self.finished = True
         return {}
 
     def castle_values(self) -> list[list[str | None]]:
-        return [[c and c.value for c in castle.values()] for castle in self.castles]
+        return [[c.value if c is not None else None for c in castle.values()] for castle in self.castles]
 
 
 # --------------------------------------------------------------------------
@@ -254,7 +260,7 @@ def check_view_keys(view: dict, viewer: Viewer) -> None:
     assert board["held"] is None or board["held"].keys() <= HELD_KEYS, f"{viewer}: held keys"
 
 
-def check_view_leaks(state: dict, admin: dict, viewer: Viewer, model: Model, recall: str) -> None:
+def check_view_leaks(state: BiberClanState, admin: dict, viewer: Viewer, model: Model, recall: str) -> None:
     """BC-5, BC-7: the viewer's view equals ``admin``'s (the admin view) except
     hidden values (null for the viewer); every card value shown is one the
     viewer has seen (model), face-down castle cards only once finished
@@ -326,7 +332,7 @@ def check_event_leaks(event: dict, cards: dict[str, Card], model: Model, viewer:
         assert event["castles"] == model.castle_values(), "round_ended reveals the castles as they are"
 
 
-def scrambled(state: dict) -> dict:
+def scrambled(state: BiberClanState) -> BiberClanState:
     """The state with every hidden number replaced (BC-5.8: legal moves must not change)."""
     out = clone(state)
     for castle in out["castles"]:
@@ -338,7 +344,7 @@ def scrambled(state: dict) -> dict:
     return out
 
 
-def check_move_leaks(state: dict, n: int) -> None:
+def check_move_leaks(state: BiberClanState, n: int) -> None:
     """BC-5.8, BC-4.13: legal moves use public information only; others get []."""
     hidden_free = scrambled(state)
     for seat in range(n):
@@ -358,18 +364,19 @@ def check_move_leaks(state: dict, n: int) -> None:
 class Checker:
     """Called by play_out after every step."""
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, options: dict[str, Any]):
         self.n = n
         self.model = Model(n)
-        self.options: dict | None = None
+        self.options = options
         self.biggest = 0
 
-    def __call__(self, step: Step) -> None:
+    def __call__(self, step: Step[BiberClanState]) -> None:
         state = step.after
         snapshot = orjson.dumps(state)
         self.biggest = max(self.biggest, len(snapshot))
         assert len(snapshot) <= SNAPSHOT_LIMIT, f"snapshot {len(snapshot)} bytes"
         if step.move is not None:
+            assert step.seat is not None  # a step with a move names its mover
             again, again_events = GAME.play(orjson.loads(orjson.dumps(step.before)), step.seat, step.move)
             assert orjson.dumps(again) == snapshot and again_events == step.events, "determinism / round trip"
             self.model.moves_this_round += 1
@@ -401,9 +408,9 @@ class ChurnRng(random.Random):
         return super().choice(own if own and self.random() < 0.9 else seq)
 
 
-def run(n: int, seed: int, options: dict, churn: bool = False) -> tuple[Any, Checker]:
-    checker = Checker(n)
-    _, _, checker.options = GAME.create([f"p{i}" for i in range(n)], seed, options)
+def run(n: int, seed: int, options: dict, churn: bool = False) -> tuple[Playout[BiberClanState], Checker]:
+    _, _, resolved = GAME.create([f"p{i}" for i in range(n)], seed, options)
+    checker = Checker(n, resolved)
     rng = (ChurnRng if churn else random.Random)(seed ^ 0x5EED)
     out = play_out(GAME, n, seed, options, rng=rng, check=checker)
     return out, checker
@@ -429,8 +436,9 @@ def test_random_play_invariants_and_leaks(n, with_biberbande, seed, options, chu
     out, checker = run(n, seed, {**options, "with_biberbande": with_biberbande}, churn)
     final = out.final
     assert final["status"] == FINISHED
-    result = final["result"]
-    five = final["last_round"]["five_of_a_kind"]
+    result, last_round = final["result"], final["last_round"]
+    assert result is not None and last_round is not None  # set when the last round ended
+    five = last_round["five_of_a_kind"]
     assert result["winners"] == result["ranking"][0]
     if five:
         assert result["ranking"][0] == five                                   # BC-6.7, D22

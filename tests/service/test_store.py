@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 import pytest
@@ -24,6 +24,7 @@ TTL = 3600
 IDEM_TTL = 600
 SETTINGS = Settings(idempotency_ttl=IDEM_TTL, finished_ttl=900)
 MID = ""  # set per test by the ``match_id`` fixture
+T = TypeVar("T")  # what a store lookup returns when the match exists
 
 
 @pytest.fixture(params=["fakeredis", pytest.param("redis", marks=pytest.mark.process)])
@@ -31,7 +32,7 @@ def client(request: pytest.FixtureRequest) -> Iterator[Any]:
     if request.param == "fakeredis":
         import fakeredis
 
-        c = fakeredis.FakeRedis()
+        c: redis.Redis = fakeredis.FakeRedis()
     else:
         url = os.environ.get("REDIS_URL") or request.getfixturevalue("redis_server")
         c = redis.Redis.from_url(url)
@@ -69,6 +70,19 @@ def apply(store: Store, expected: int, n: int, idem: str | None = None):
                        events, idem, fp)
 
 
+def present(value: T | None) -> T:
+    """``value``, which the store has: the test's match exists."""
+    assert value is not None
+    return value
+
+
+def live_events(store: Store, after: int) -> tuple[int, list[bytes]]:
+    """The version and events after ``after`` of the match, which is live (not archived)."""
+    version, events = present(store.events_since(MID, after))
+    assert isinstance(events, list)
+    return version, events
+
+
 def all_keys(client: Any) -> list[bytes]:
     return sorted(client.scan_iter(match=f"lodge:{{{MID}}}:*"))
 
@@ -101,7 +115,7 @@ def test_create_refuses_a_taken_id(client):
     store = make_store(client)
     create(store)
     assert not store.create(meta(), {"n": 99}, [])
-    assert make_store(client).snapshot(MID).state == {"n": 0}
+    assert present(make_store(client).snapshot(MID)).state == {"n": 0}
 
 
 def test_apply_bumps_version_logs_move_and_events(client):
@@ -109,13 +123,13 @@ def test_apply_bumps_version_logs_move_and_events(client):
     create(store)
     result = apply(store, 0, 1)
     assert result.version == 1
-    assert store.cached(MID)[1].version == 1
+    assert present(store.cached(MID))[1].version == 1
     fresh = make_store(client)
-    assert fresh.snapshot(MID).state == {"n": 1}
-    assert fresh.record(MID)[1] == [orjson.dumps({"version": 1, "seat": 0, "move": {"type": "tick"}})]
-    version, events = fresh.events_since(MID, -1)
+    assert present(fresh.snapshot(MID)).state == {"n": 1}
+    assert present(fresh.record(MID))[1] == [orjson.dumps({"version": 1, "seat": 0, "move": {"type": "tick"}})]
+    version, events = live_events(fresh, -1)
     assert version == 1 and [orjson.loads(e)["version"] for e in events] == [0, 1]
-    assert [orjson.loads(e)["version"] for e in fresh.events_since(MID, 0)[1]] == [1]
+    assert [orjson.loads(e)["version"] for e in live_events(fresh, 0)[1]] == [1]
     assert fresh.events_since(MID, 1) == (1, [])
     assert fresh.events_since(MID, 5) == (1, [])
 
@@ -143,8 +157,8 @@ def test_cas_race_exactly_one_wins(client):
     assert second.version is None and second.conflict is not None
     assert (second.conflict.version, second.conflict.state) == (1, {"n": 1})
     b.meta(MID)
-    assert b.cached(MID)[1].version == 1  # the loser's cache caught up
-    assert make_store(client).record(MID)[0].state == {"n": 1}
+    assert present(b.cached(MID))[1].version == 1  # the loser's cache caught up
+    assert present(make_store(client).record(MID))[0].state == {"n": 1}
     assert len(client.lrange(Keys(MID).moves, 0, -1)) == 1
 
 
@@ -179,7 +193,7 @@ def test_idempotency_record_replays_first_response(client):
     assert apply(store, 0, 6, idem="seat0:k1").replay is not None
     assert store.idempotent_response(MID, "seat0:k1") == (1, fingerprint(0, {"type": "tick"}, 0))
     assert store.idempotent_response(MID, "seat1:k1") is None
-    assert make_store(client).snapshot(MID).version == 1
+    assert present(make_store(client).snapshot(MID)).version == 1
     assert client.llen(Keys(MID).moves) == 1
 
 
@@ -188,7 +202,8 @@ def test_resent_write_is_not_a_conflict(client):
     store = make_store(client)
     create(store)
     k = Keys(MID)
-    args = [0, b'{"n":1}', TTL, b"", "write-1", IDEM_TTL, b"", b'{"version":1}', 1, b'{"type":"tick"}']
+    args: list[bytes | str | int] = [0, b'{"n":1}', TTL, b"", "write-1", IDEM_TTL, b"", b'{"version":1}', 1,
+                                     b'{"type":"tick"}']
     assert store._apply(keys=k.fixed(), args=args) == [b"ok", 1]
     assert store._apply(keys=k.fixed(), args=args) == [b"ok", 1]
     assert client.llen(k.moves) == 1 and client.llen(k.events) == 2
@@ -224,10 +239,10 @@ def test_stale_cache_is_replaced_not_regressed(client):
     a, b = make_store(client), make_store(client)
     create(a)
     apply(b, 0, 1)
-    assert a.cached(MID)[1].version == 0  # stale until it looks
-    assert a.snapshot(MID).version == 1
+    assert present(a.cached(MID))[1].version == 0  # stale until it looks
+    assert present(a.snapshot(MID)).version == 1
     a._remember(MID, Snapshot(0, {"n": 0}))
-    assert a.cached(MID)[1].version == 1
+    assert present(a.cached(MID))[1].version == 1
 
 
 def test_load_reads_the_state_only_when_the_cached_one_is_not_current(client):
@@ -242,9 +257,9 @@ def test_load_reads_the_state_only_when_the_cached_one_is_not_current(client):
     assert b._load(keys=[k.meta, k.snap], args=["0", 0]) == [1, b"0"]  # current: no state sent
     assert b._load(keys=[k.meta, k.snap], args=["1", ""]) == [meta().to_json(), b"0", b'{"n":0}', None, None]
     client.hset(k.snap, "s", b"not read")  # the same version: the cached state stands
-    assert b.load(MID)[1] is first[1]
+    assert present(b.load(MID))[1] is first[1]
     apply(a, 0, 1)
-    meta_b, moved = b.load(MID)
+    meta_b, moved = present(b.load(MID))
     assert (moved.version, moved.state) == (1, {"n": 1}) and meta_b == meta()
     client.delete(Keys(MID).snap)
     with pytest.raises(DamagedMatch):
