@@ -30,7 +30,7 @@ class Model:
         self.scores = [0] * n
         self.history: list[dict[str, Any]] = []
         self.status = "active"
-        self.result = None
+        self.result: dict[str, Any] | None = None
         self.round = 0
         self.setup(1)
 
@@ -46,15 +46,16 @@ class Model:
         else:
             deck = list(CANONICAL)
             random.Random(f"biberbande:{self.seed}:{r}:0").shuffle(deck)
-        self.disp = [[None] * 4 for _ in range(n)]
+        self.disp = [[""] * 4 for _ in range(n)]
         for i in range(4 * n):  # BB-3.3
             self.disp[(self.starter + i) % n][i // n] = deck[i]
         self.discard = [deck[4 * n]]
         self.pile = deck[4 * n + 1:]
         self.reshuffles = 0
         self.turn = 1
-        self.knocker = self.knock_turn = None
-        self.held = None  # (card, stage)
+        self.knocker: int | None = None
+        self.knock_turn: int | None = None
+        self.held: tuple[str, str] | None = None  # (card, stage)
         self.phase = "action"
 
     @property
@@ -69,18 +70,23 @@ class Model:
             self.pile, self.discard = rest, self.discard[-1:]
         return self.pile.pop(0)
 
+    def in_hand(self) -> tuple[str, str]:
+        """The drawn card and its stage, in phase drawn (BB-4.2)."""
+        assert self.held is not None, "a card must be held"
+        return self.held
+
     # -- BB-4 ----------------------------------------------------------------
     def legal(self) -> list[dict[str, Any]]:
         c, ph = self.cur, self.phase
         if self.status != "active":
             return []
         if ph == "action":
-            moves = [{"type": "draw"}]
+            moves: list[dict[str, Any]] = [{"type": "draw"}]
             if is_number(self.discard[-1]):
                 moves += [{"type": "take_discard", "slot": j} for j in range(4)]
             return moves
         if ph == "drawn":
-            h = self.held[0]
+            h = self.in_hand()[0]
             if is_number(h):
                 moves = [{"type": "swap_drawn", "slot": j} for j in range(4)]
             elif h == "swap":
@@ -111,23 +117,23 @@ class Model:
         elif t == "swap_drawn":
             j = move["slot"]
             self.discard.append(self.disp[c][j])
-            self.disp[c][j], self.held = self.held[0], None
+            self.disp[c][j], self.held = self.in_hand()[0], None
             self.complete()
         elif t == "use_swap":
-            self.discard.append(self.held[0])
+            self.discard.append(self.in_hand()[0])
             self.held = None
             j, s, u = move["slot"], move["target_seat"], move["target_slot"]
             self.disp[c][j], self.disp[s][u] = self.disp[s][u], self.disp[c][j]
             self.complete()
         elif t == "use_peek":
-            self.discard.append(self.held[0])
+            self.discard.append(self.in_hand()[0])
             self.held = None
             self.complete()
         elif t == "use_draw2":
-            self.discard.append(self.held[0])
+            self.discard.append(self.in_hand()[0])
             self.held = (self.draw_card(), "draw2_first")
         elif t == "discard_drawn":
-            card, stage = self.held
+            card, stage = self.in_hand()
             self.discard.append(card)
             self.held = None
             if stage == "draw2_first":
@@ -148,7 +154,7 @@ class Model:
             raise AssertionError(move)
 
     def complete(self) -> None:  # BB-4.6
-        if self.knocker is not None and self.turn == self.knock_turn + self.n - 1:
+        if self.knock_turn is not None and self.turn == self.knock_turn + self.n - 1:  # set with knocker
             self.end_round("knock")
         elif self.knocker is None and self.turn >= self.n:
             self.phase = "knock"
@@ -266,7 +272,8 @@ def test_api_matches_reference_model_many(embedded_api: Api):
     rng = random.Random(20261129)
     for _ in range(16):
         n = rng.randint(2, 6)
-        options = {"rounds": rng.randint(1, 3), "first_seat": rng.randrange(n), "turn_limit": rng.randint(1, 15)}
+        options: dict[str, Any] = {"rounds": rng.randint(1, 3), "first_seat": rng.randrange(n),
+                                   "turn_limit": rng.randint(1, 15)}
         if rng.random() < 0.3:
             options["recall"] = "none"
         test_api_matches_reference_model(embedded_api, n, rng.getrandbits(53), options,
