@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import random
 from collections import Counter
+from typing import Any
 
 import orjson
 import pytest
@@ -30,6 +31,8 @@ SLOTS = ["b0", "b1", "b2", "t0", "t1"]
 SUP = {"t0": ("b0", "b1"), "t1": ("b1", "b2")}
 COVERS = {"b0": ("t0",), "b1": ("t0", "t1"), "b2": ("t1",)}
 NUMS = [str(d) for d in range(10)]
+#: a card in the reference model: value, face or kind, the seats that know it
+Card = dict[str, Any]
 
 
 def canon(bb: bool) -> list[str]:
@@ -63,7 +66,7 @@ class Ref:
         self.decks = opts.get("decks") or ([opts["deck"]] if opts.get("deck") else [])
         self.totals = [0] * n
         self.round_scores = []
-        self.last_round = None
+        self.last_round: dict[str, Any] | None = None
         self.status, self.result = "active", None
         self.events = []
         self.round = 0
@@ -78,11 +81,23 @@ class Ref:
         self.draw = list(self.decks[r - 1]) if r <= len(self.decks) else \
             seeded_shuffle(canon(self.bb), f"biberclan:{self.seed}:{r}:0")
         self.k = 0
-        self.castles = [{s: None for s in SLOTS} for _ in range(self.n)]
-        self.discard, self.box, self.held = [], [], None
+        self.castles: list[dict[str, Card | None]] = [{s: None for s in SLOTS} for _ in range(self.n)]
+        self.discard, self.box = [], []
+        self.held: Card | None = None
         self.turns, self.finisher, self.final_turns = 0, None, []
         self.ev(type="round_started", seat=None, round=r, start_seat=start)
         self.auto_draw()
+
+    def holding(self) -> Card:
+        """The held card (BC-4.2: one is held from the draw until the move ends)."""
+        assert self.held is not None, "a card must be held"
+        return self.held
+
+    def card_at(self, o: int, s: str) -> Card:
+        """The card in seat ``o``'s slot ``s``, which a legal move names only when occupied."""
+        card = self.castles[o][s]
+        assert card is not None, f"castle {o} slot {s} must hold a card"
+        return card
 
     # ---- geometry / protection BC-1.4, BC-4.1
     def count(self, o):
@@ -132,7 +147,7 @@ class Ref:
             return out
         if self.phase == "stash":
             return [{"type": "stash", "slot": s, "face": f} for s in self.free(A) for f in ("up", "down")]
-        return self.special_legal(self.held["card"])
+        return self.special_legal(self.holding()["card"])
 
     # ---- draws BC-4.2, BC-4.10
     def everyone(self):
@@ -170,13 +185,13 @@ class Ref:
         self.events = []
         A, t = self.A, m["type"]
         if t == "place":
-            h, self.held = self.held, None
+            h, self.held = self.holding(), None
             self.castles[m["target"]][m["slot"]] = self.lay(h["card"], m["face"], h["knowers"])
             self.ev(type="placed", seat=A, target=m["target"], slot=m["slot"], face=m["face"], card=h["card"])
             self.end_turn()
         elif t == "replace":
-            h, self.held = self.held, None
-            old = self.castles[m["target"]][m["slot"]]
+            h, self.held = self.holding(), None
+            old = self.card_at(m["target"], m["slot"])
             self.castles[m["target"]][m["slot"]] = self.lay(h["card"], m["face"], h["knowers"])
             self.ev(type="replaced", seat=A, target=m["target"], slot=m["slot"], face=m["face"], card=h["card"],
                     removed=old["card"], removed_face=old["face"])
@@ -188,19 +203,19 @@ class Ref:
                              "public": old["face"] == "up", "from": {"target": m["target"], "slot": m["slot"]}}
                 self.phase = "stash"
         elif t == "stash":
-            h, self.held = self.held, None
+            h, self.held = self.holding(), None
             self.castles[A][m["slot"]] = self.lay(h["card"], m["face"], h["knowers"])
             self.ev(type="stashed", seat=A, slot=m["slot"], face=m["face"], card=h["card"],
                     _removed_public=h["public"])
             self.end_turn()
         else:
             if t == "clear":
-                old = self.castles[m["target"]][m["slot"]]
+                old = self.card_at(m["target"], m["slot"])
                 self.castles[m["target"]][m["slot"]] = None
                 self.discard.append(old["card"])
                 self.ev(type="cleared", seat=A, target=m["target"], slot=m["slot"], face=old["face"], card=old["card"])
             elif t == "flip":
-                c = self.castles[m["target"]][m["slot"]]
+                c = self.card_at(m["target"], m["slot"])
                 c["face"] = "down" if c["face"] == "up" else "up"
                 c["knowers"] = self.everyone()
                 self.ev(type="flipped", seat=A, target=m["target"], slot=m["slot"], face=c["face"], card=c["card"])
@@ -210,10 +225,10 @@ class Ref:
                 self.ev(type="swapped", seat=A, target_a=m["target_a"], slot_a=m["slot_a"],
                         target_b=m["target_b"], slot_b=m["slot_b"])
             elif t == "peek":
-                c = self.castles[m["target"]][m["slot"]]
+                c = self.card_at(m["target"], m["slot"])
                 c["knowers"].add(A)
                 self.ev(type="peeked", seat=A, target=m["target"], slot=m["slot"], card=c["card"])
-            self.box.append(self.held["card"])
+            self.box.append(self.holding()["card"])
             self.held = None
             self.auto_draw()
         return self.events
@@ -254,7 +269,7 @@ class Ref:
         sc = [vals[o] + bon[o] + pen[o] for o in range(n)]
         self.totals = [self.totals[o] + sc[o] for o in range(n)]
         body = {"round": self.round, "reason": reason, "finisher": F,
-                "castles": [[self.castles[o][s]["card"] if self.castles[o][s] else None for s in SLOTS]
+                "castles": [[c["card"] if c else None for c in (self.castles[o][s] for s in SLOTS)]
                             for o in range(n)],
                 "values": vals, "bonus": bon, "penalty": pen, "scores": sc, "five_of_a_kind": five,
                 "totals": list(self.totals)}
@@ -282,7 +297,7 @@ class Ref:
         fin = self.status == "finished"
         players = []
         for o in range(self.n):
-            castle = {}
+            castle: dict[str, dict[str, Any] | None] = {}
             for s in SLOTS:
                 c = self.castles[o][s]
                 if c is None:
@@ -306,7 +321,7 @@ class Ref:
                 held["known"] = h["card"]
             if h["from"]:
                 held["from"] = dict(h["from"])
-        board = {"draw_count": len(self.draw)}
+        board: dict[str, Any] = {"draw_count": len(self.draw)}
         if admin:
             board["draw_pile"] = list(self.draw)
         board.update(discard=list(self.discard), box=list(self.box), start_seat=self.start,
@@ -422,9 +437,9 @@ def test_engine_matches_reference_model_random_options(k):
     rng = random.Random(1000 + k)
     n = rng.randint(2, 6)
     bb = rng.random() < 0.6
-    opts = {"rounds": rng.randint(1, 3), "with_biberbande": bb,
-            "recall": rng.choice(["perfect", "none"]), "first_seat": rng.randrange(n),
-            "max_turns": rng.choice([1, 2, 5, 30, 120, 200])}
+    opts: dict[str, Any] = {"rounds": rng.randint(1, 3), "with_biberbande": bb,
+                            "recall": rng.choice(["perfect", "none"]), "first_seat": rng.randrange(n),
+                            "max_turns": rng.choice([1, 2, 5, 30, 120, 200])}
     if k % 2:
         deck = canon(bb)
         specials, numbers = [c for c in deck if c not in NUMS], [c for c in deck if c in NUMS]
@@ -635,7 +650,7 @@ def test_reshuffles_whole_discard_keyed_by_seed_round_k_bc_4_10_bc_3_1_bc_5_5():
     (bottom→top) shuffled with key (seed, r, k), k = 1, 2, …; knowledge of a
     reshuffled card is gone once it is drawn again (BC-5.5)."""
     state, _, _ = GAME.create(NAMES[:2], 77, {"rounds": 1, "max_turns": 1000})
-    ks = []
+    ks: list[int] = []
     while len(ks) < 2:
         seat = GAME.to_act(state)[0]
         admin = GAME.view(state, ADMIN_VIEWER)["board"]
