@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,12 +19,11 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import REGISTRY
-from engine.biberbande import CANONICAL
+from engine.biberbande import CANONICAL, Biberbande, BiberbandeState
 from engine.core import ADMIN_VIEWER, SEED_MAX, Viewer
 from tests.playout import Step, play_out, replay, viewers
 
-G = REGISTRY.get("biberbande")
+G = Biberbande()
 CARD_IDS = frozenset(CANONICAL)
 SNAPSHOT_LIMIT = 4096
 PROPS = settings(max_examples=25, deadline=None)
@@ -81,6 +81,10 @@ DRAW_ORDER = ("draw_order",)  # the order of the draw pile: nobody but the admin
 SPECTATORS = -1               # a knower: the card was shown face up to every viewer
 
 
+#: where the card of an event field lies, from the event and the field's path
+Locate = Callable[[dict, tuple], tuple]
+
+
 def event_slot(event: dict, path: tuple) -> tuple:
     """The actor's display slot named by the event (after the event)."""
     return ("slot", event["seat"], event["slot"])
@@ -106,7 +110,7 @@ def held(event: dict, path: tuple) -> tuple:
 
 #: BB-8: each event type's fields besides ``type`` and ``seat``; a field naming cards maps to
 #: where that card lies, None marks a field that holds no card value.
-EVENT_FIELDS = {
+EVENT_FIELDS: dict[str, dict[str, Locate | None]] = {
     "round_started": {"round": None, "starter": None},
     "dealt": {"displays": listed_slot, "discard": face_up},
     "turn_started": {"turn": None}, "reshuffled": {"count": None},
@@ -172,6 +176,7 @@ class Model:
             self.display[seat][event["slot"]] = event["card"]
             self.knowers[seat][event["slot"]] = shown
         elif kind == "swapped_drawn":  # the placer knows the card it placed
+            assert self.held is not None  # drawn before it is placed (BB-4.2)
             assert self.display[seat][event["slot"]] == event["discarded"]
             self.display[seat][event["slot"]] = self.held[1]
             self.knowers[seat][event["slot"]] = {seat}
@@ -286,7 +291,7 @@ def check_event(seen: dict, truth: dict, viewer: Viewer, model: Model) -> None:
     walk(seen, truth, (), may_see)
 
 
-def check_legal_moves(state: dict, n: int) -> None:
+def check_legal_moves(state: BiberbandeState, n: int) -> None:
     """Only the seat to act has moves (BB-4); they carry seats and slots, never card values."""
     to_act = G.to_act(state)
     for seat in range(n):
@@ -311,7 +316,7 @@ class Checker:
         self.reshuffles_in_round = 0
         self.moves = 0
 
-    def __call__(self, step: Step) -> None:
+    def __call__(self, step: Step[BiberbandeState]) -> None:
         after = orjson.dumps(step.after)
         assert len(after) <= SNAPSHOT_LIMIT, len(after)
         if step.before is not None:
@@ -326,13 +331,14 @@ class Checker:
         check_legal_moves(step.after, self.n)
         self.prev_bytes = after
 
-    def check_purity_and_round_trip(self, step: Step, after: bytes) -> None:
+    def check_purity_and_round_trip(self, step: Step[BiberbandeState], after: bytes) -> None:
         """apply never mutates its input; a JSON round-tripped snapshot plays on identically."""
         assert orjson.dumps(step.before) == self.prev_bytes
+        assert step.seat is not None and step.move is not None  # a step after the first is a move
         again, events = G.play(orjson.loads(self.prev_bytes), step.seat, step.move)
         assert orjson.dumps(again) == after and events == step.events
 
-    def check_events(self, step: Step, truth: dict) -> None:
+    def check_events(self, step: Step[BiberbandeState], truth: dict) -> None:
         """BB-8 shapes; the model learns from each event, then every viewer's copy of it is
         checked against the model (BB-5.7); BB-10.2 round points; BB-10.4 per turn."""
         if step.before is not None:
@@ -366,7 +372,7 @@ class Checker:
             assert self.turn_counts[board + ("used_draw2",)] <= 10
             assert self.turn_counts[board + ("reshuffled",)] <= 1
 
-    def check_invariants(self, step: Step, truth: dict) -> None:
+    def check_invariants(self, step: Step[BiberbandeState], truth: dict) -> None:
         """BB-10.1–BB-10.3, BB-10.5, BB-4.9, BB-6.5 on the admin view."""
         n, board = self.n, truth["board"]
         cards = [c for p in truth["players"] for c in p["display"]]
@@ -421,6 +427,7 @@ def test_determinism_same_seed_same_match(match):
     state, events, _ = G.create(out.names, seed, options)
     assert orjson.dumps(state) == orjson.dumps(out.steps[0].after) and events == out.steps[0].events
     for step in out.steps[1:]:
+        assert step.seat is not None and step.move is not None  # a step after the first is a move
         state, events = G.play(state, step.seat, step.move)
         assert orjson.dumps(state) == orjson.dumps(step.after) and events == step.events
     assert orjson.dumps(replay(G, out)) == orjson.dumps(out.final)
