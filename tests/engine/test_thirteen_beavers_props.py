@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.core import ADMIN_VIEWER, FINISHED, SEED_MAX, Viewer
-from engine.thirteen_beavers import ThirteenBeavers
+from engine.thirteen_beavers import ThirteenBeavers, ThirteenBeaversState
 from tests.playout import Step, play_out, replay, viewers
 
 G = ThirteenBeavers()
@@ -35,8 +35,19 @@ STINKY = "stinky"
 FISH = ["turbo"] * 3 + ["vision"] * 3 + ["stinky"] * 2
 WOLVES = ["awake"] * 4 + ["asleep"]
 
-#: TB-1.4 / TB-1.5 transcribed from the spec: paradise, special spaces, lava.
-BOARDS = {
+class Board(TypedDict):
+    """A board's spaces (TB-1.4 / TB-1.5): paradise, the special spaces, lava."""
+
+    paradise: int
+    avenue: int
+    fish: int
+    rapids: int
+    wolf: int
+    lava: set[int]
+
+
+#: TB-1.4 / TB-1.5 transcribed from the spec.
+BOARDS: dict[str, Board] = {
     "standard": {"paradise": 30, "avenue": 3, "fish": 10, "rapids": 14, "wolf": 22,
                  "lava": {6, 7, 18, 19, 20, 26, 27}},
     "short": {"paradise": 12, "avenue": 1, "fish": 3, "rapids": 7, "wolf": 8, "lava": {5, 11}},
@@ -134,13 +145,17 @@ class Model:
         n = len(names)
         self.viewer, self.names, self.options = viewer, names, options
         self.spaces = admin_board["spaces"]               # TB-1 layout, checked by the rules tests
-        self.face_up, self.discard = None, []
+        self.face_up: str | None = None
+        self.discard: list[str] = []
         #: held fish per seat in catch order: (fish id, does this viewer know it)
         self.held: list[list[tuple[str, bool]]] = [[] for _ in range(n)]
         self.beaver, self.dam = [0] * n, [0] * n
-        self.used_fish, self.pond, self.wolf_out, self.cave = [], 8, [], 5
+        self.used_fish: list[str] = []
+        self.wolf_out: list[str] = []
+        self.pond, self.cave = 8, 5
         self.turn, self.active, self.answers, self.turbo = 0, None, 0, False
-        self.status, self.phase, self.result = "active", "play", None
+        self.status, self.phase = "active", "play"
+        self.result: dict[str, Any] | None = None
 
     @property
     def fish(self) -> list[list[str | None]]:
@@ -270,7 +285,7 @@ class Checker:
         self.turn = 1
         self.max_snapshot = 0
 
-    def __call__(self, step: Step) -> None:
+    def __call__(self, step: Step[ThirteenBeaversState]) -> None:
         state, admin = step.after, G.view(step.after, ADMIN_VIEWER)
         snapshot = orjson.dumps(state)
         if step.before is not None:
@@ -290,7 +305,7 @@ class Checker:
         self.check_invariants(step, admin)
         check_armed_vision(step)
 
-    def check_invariants(self, step: Step, admin: dict[str, Any]) -> None:
+    def check_invariants(self, step: Step[ThirteenBeaversState], admin: dict[str, Any]) -> None:
         """TB-10.1 – TB-10.4, TB-6.3."""
         board, players, layout = admin["board"], admin["players"], BOARDS[self.options["board"]]
         paradise = layout["paradise"]
@@ -327,7 +342,7 @@ class Checker:
                 assert result["reason"] == "max_turns" and board["turn"] == self.options["max_turns"]
 
 
-def check_events(step: Step) -> None:
+def check_events(step: Step[ThirteenBeaversState]) -> None:
     """TB-8.1 shapes; TB-5.4: no event ever carries ``vision``."""
     for e in step.events:
         assert e["type"] in EVENT_FIELDS, f"TB-8.1 has no event {e['type']!r}"
@@ -338,7 +353,7 @@ def check_events(step: Step) -> None:
                 assert step.events[i - 1]["type"] == "answered", "TB-8.2: reshuffled follows answered"
 
 
-def check_viewer(step: Step, viewer: Viewer, model: Model, admin: dict[str, Any]) -> None:
+def check_viewer(step: Step[ThirteenBeaversState], viewer: Viewer, model: Model, admin: dict[str, Any]) -> None:
     """The leak oracle for one viewer at one step: every field of every event
     and of the view is what the model says this viewer may know."""
     redacted = G.redact_events(step.events, viewer)
@@ -360,11 +375,12 @@ def check_viewer(step: Step, viewer: Viewer, model: Model, admin: dict[str, Any]
         assert G.legal_moves(step.after, viewer.seat) == model.expected_moves()
 
 
-def check_armed_vision(step: Step) -> None:
+def check_armed_vision(step: Step[ThirteenBeaversState]) -> None:
     """TB-5.4, D12: an armed Vision that was not spent leaves no trace: the plain
     move gives the same events and the same view to everyone but its seat."""
     if not (step.move and step.move.get("vision")) or any(e["type"] == "vision_used" for e in step.events):
         return
+    assert step.before is not None and step.seat is not None  # a step with a move
     plain = {k: v for k, v in step.move.items() if k != "vision"}
     after, events = G.play(step.before, step.seat, plain)
     assert events == step.events
@@ -413,6 +429,7 @@ def test_determinism_and_snapshot_round_trip(match):
     assert [s.events for s in first.steps] == [s.events for s in twin.steps]
     assert orjson.dumps(replay(G, first)) == orjson.dumps(first.final)
     for step in first.steps[1:]:
+        assert step.seat is not None and step.move is not None  # a step after the first is a move
         loaded = orjson.loads(orjson.dumps(step.before))
         after, events = G.play(loaded, step.seat, step.move)
         assert orjson.dumps(after) == orjson.dumps(step.after) and events == step.events
@@ -432,7 +449,7 @@ def test_snapshot_size_worst_case():
 class _SizeOnly:
     biggest = 0
 
-    def __call__(self, step: Step) -> None:
+    def __call__(self, step: Step[ThirteenBeaversState]) -> None:
         state = {**step.after, "names": [f"a-long-player-name-{i:02d}" for i in range(6)]}
         self.biggest = max(self.biggest, len(orjson.dumps(state)))
 
@@ -444,4 +461,5 @@ def test_smart_play_reaches_paradise_on_both_boards():
             bot = make_bot(seed, True)
             out = play_out(G, 2 + seed, seed, {"board": board}, rng=bot,
                            check=Checker(2 + seed, {"board": board, "max_turns": 2000}, bot))
-            assert out.final["result"]["reason"] == "paradise"
+            result = out.final["result"]
+            assert result is not None and result["reason"] == "paradise"

@@ -11,6 +11,7 @@ TB-10 invariants (fish taken from the pond, dams off lava).
 from __future__ import annotations
 
 from collections import Counter
+from typing import TypedDict
 
 import orjson
 import pytest
@@ -22,6 +23,7 @@ from engine.core import (
     IllegalMove,
     InvalidOptions,
     MatchFinished,
+    Move,
     NotYourTurn,
     clone,
     reshuffle_key,
@@ -37,8 +39,20 @@ DECK = [str(v) for v in range(1, 14) for _ in range(4)]
 FISH = ["turbo"] * 3 + ["vision"] * 3 + ["stinky"] * 2
 WOLVES = ["awake"] * 4 + ["asleep"]
 
+class Spaces(TypedDict):
+    """A board's special spaces (TB-1.4 / TB-1.5); ``exit``: where the avenue leads."""
+
+    paradise: int
+    avenue: int
+    exit: int
+    fish: int
+    rapids: int
+    wolf: int
+    lava: list[int]
+
+
 # TB-1.4 / TB-1.5, transcribed from the spec.
-SPACES = {
+SPACES: dict[str, Spaces] = {
     "standard": {"paradise": 30, "avenue": 3, "exit": 24, "fish": 10, "rapids": 14, "wolf": 22,
                  "lava": [6, 7, 18, 19, 20, 26, 27]},
     "short": {"paradise": 12, "avenue": 1, "exit": 10, "fish": 3, "rapids": 7, "wolf": 8,
@@ -49,7 +63,7 @@ WATER_BEHIND_LAVA = {"standard": {6: 5, 7: 5, 18: 17, 19: 17, 20: 17, 26: 25, 27
                      "short": {5: 4, 11: 10}}
 BOTH = pytest.mark.parametrize("board", ["standard", "short"])
 
-CODES = {
+CODES: dict[str, Move] = {
     "h": {"type": "guess", "dir": "higher"}, "l": {"type": "guess", "dir": "lower"},
     "hv": {"type": "guess", "dir": "higher", "vision": True},
     "lv": {"type": "guess", "dir": "lower", "vision": True},
@@ -65,9 +79,9 @@ CODES = {
 # --------------------------------------------------------------------------
 def stacked(*prefix) -> list[str]:
     """``prefix`` first, then the remaining copies in ascending order (TB-11)."""
-    prefix = [str(c) for c in prefix]
-    rest = Counter(DECK) - Counter(prefix)
-    return prefix + sorted(rest.elements(), key=int)
+    cards = [str(c) for c in prefix]
+    rest = Counter(DECK) - Counter(cards)
+    return cards + sorted(rest.elements(), key=int)
 
 
 def new(*prefix, n: int = 2, board: str = "standard", **options):
