@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from typing import Any, TypedDict
 
 import orjson
 import pytest
@@ -30,7 +31,7 @@ from engine.core import (
     seat_viewer,
     seeded_shuffle,
 )
-from engine.thirteen_beavers import ThirteenBeavers
+from engine.thirteen_beavers import ThirteenBeavers, ThirteenBeaversState
 from tests.engine.test_thirteen_beavers_rules import mv as m
 from tests.engine.test_thirteen_beavers_rules import put as at
 from tests.engine.test_thirteen_beavers_rules import run as go
@@ -40,8 +41,20 @@ DECK = [str(v) for v in range(1, 14) for _ in range(4)]
 FISH = ["turbo"] * 3 + ["vision"] * 3 + ["stinky"] * 2
 WOLVES = ["awake"] * 4 + ["asleep"]
 
+class Layout(TypedDict):
+    """A board (TB-1.4 / TB-1.5): paradise ``P``, the special spaces, lava."""
+
+    P: int
+    avenue: int
+    exit: int
+    fish: int
+    rapids: int
+    wolf: int
+    lava: frozenset[int]
+
+
 # TB-1.4 / TB-1.5 as written in the spec.
-LAYOUTS = {
+LAYOUTS: dict[str, Layout] = {
     "standard": {"P": 30, "avenue": 3, "exit": 24, "fish": 10, "rapids": 14, "wolf": 22,
                  "lava": frozenset({6, 7, 18, 19, 20, 26, 27})},
     "short": {"P": 12, "avenue": 1, "exit": 10, "fish": 3, "rapids": 7, "wolf": 8,
@@ -49,7 +62,7 @@ LAYOUTS = {
 }
 
 
-def kind_of(layout: dict, i: int) -> str:
+def kind_of(layout: Layout, i: int) -> str:
     """TB-1.4 / TB-1.5 kinds."""
     if i == 0:
         return "start"
@@ -72,13 +85,18 @@ class Ref:
         self.n, self.seed, self.board, self.max_turns = n, seed, board, max_turns
         self.L = LAYOUTS[board]
         # TB-3.2
-        self.face, self.draw, self.discard, self.reshuffles = deck[0], list(deck[1:]), [], 0
-        self.pond, self.cave, self.used, self.out = list(fish), list(wolves), [], []
+        self.face, self.draw, self.reshuffles = deck[0], list(deck[1:]), 0
+        self.discard: list[str] = []
+        self.pond, self.cave = list(fish), list(wolves)
+        self.used: list[str] = []
+        self.out: list[str] = []
         # TB-3.3
         self.beaver, self.dam = [0] * n, [0] * n
         self.held: list[list[str]] = [[] for _ in range(n)]
-        self.turn, self.seat, self.answers, self.turbo, self.dam_at_start = 1, None, 0, False, 0
-        self.status, self.result = "active", None
+        self.turn, self.answers, self.turbo, self.dam_at_start = 1, 0, False, 0
+        self.seat: int | None = None
+        self.status = "active"
+        self.result: dict[str, Any] | None = None
         self.ev: list[dict] = []
         self.emit("match_started", None, first_seat=first_seat, face_up=self.face)
         self.begin(first_seat)
@@ -185,7 +203,8 @@ class Ref:
         """TB-4.2 in order."""
         if self.status != "active" or seat != self.seat:
             return []
-        here, held, out = self.beaver[seat], self.held[seat], []
+        here, held = self.beaver[seat], self.held[seat]
+        out: list[dict[str, Any]] = []
         if "turbo" in held and self.answers == 0 and not self.turbo:
             out.append({"type": "use_turbo"})
         pair = ["higher", "lower"]
@@ -296,7 +315,7 @@ class Ref:
         }
 
 
-def engine_snapshot(state: dict) -> dict:
+def engine_snapshot(state: ThirteenBeaversState) -> dict:
     v = G.view(state, ADMIN_VIEWER)
     b = v["board"]
     return {
@@ -312,7 +331,7 @@ def engine_snapshot(state: dict) -> dict:
 # ==========================================================================
 # Random playouts: engine vs reference, move by move.
 # ==========================================================================
-def pick(rng: random.Random, legal: list[dict], face: int, here: int, layout: dict) -> dict:
+def pick(rng: random.Random, legal: list[dict], face: int, here: int, layout: Layout) -> dict:
     """A bot that mixes sensible and reckless play so every rule gets exercised."""
     if rng.random() < 0.25:
         return rng.choice(legal)
@@ -341,7 +360,7 @@ def clumpy_deck(rng: random.Random) -> list[str]:
 SEEN: Counter = Counter()
 
 
-def play_against_reference(match_seed: int) -> tuple[int, float]:
+def play_against_reference(match_seed: int) -> int:
     rng = random.Random(match_seed)
     n = rng.randint(2, 6)
     board = rng.choice(["standard", "short"])
@@ -368,6 +387,7 @@ def play_against_reference(match_seed: int) -> tuple[int, float]:
     turn_moves, last_turn = 0, 1
     while ref.status == "active":
         seat = ref.seat
+        assert seat is not None  # an active match has a seat to act (TB-4.1)
         for s in range(n):
             assert G.legal_moves(state, s) == ref.legal(s), (s, ref.snapshot())
         mv = pick(rng, ref.legal(seat), int(ref.face), ref.beaver[seat], layout)
@@ -388,7 +408,7 @@ def play_against_reference(match_seed: int) -> tuple[int, float]:
     return moves
 
 
-def check_invariants(ref: Ref, layout: dict) -> None:
+def check_invariants(ref: Ref, layout: Layout) -> None:
     """TB-10.1 – TB-10.3 on the reference (which equals the engine)."""
     assert Counter([ref.face, *ref.discard, *ref.draw]) == Counter(DECK) and ref.draw
     assert Counter(ref.pond + [f for h in ref.held for f in h] + ref.used) == Counter(FISH)
@@ -408,8 +428,9 @@ def test_engine_matches_the_reference_model_over_random_playouts():
     SEEN.clear()
     for match_seed in range(160):
         play_against_reference(match_seed)
-    wanted = {("moved", c) for c in ("right", "vision", "rapids", "avenue", "back_to_dam", "rapids_back",
-                                     "to_start", "lava", "stinky")}
+    wanted: set[tuple[str, str | None]] = set()
+    wanted |= {("moved", c) for c in ("right", "vision", "rapids", "avenue", "back_to_dam", "rapids_back",
+                                      "to_start", "lava", "stinky")}
     wanted |= {("dam_placed", c) for c in ("dam", "equal", "wolf", "lava", "rapids_back", "to_start",
                                            "stinky", "paradise")}
     wanted |= {("turn_ended", r) for r in ("dam", "wrong", "equal", "lava", "rapids_wrong", "avenue_miss",
@@ -427,9 +448,9 @@ def test_engine_matches_the_reference_model_over_random_playouts():
 # ==========================================================================
 def stacked(*prefix) -> list[str]:
     """``prefix`` first, then the remaining copies ascending (TB-11 convention)."""
-    prefix = [str(c) for c in prefix]
-    rest = Counter(DECK) - Counter(prefix)
-    return prefix + sorted(rest.elements(), key=int)
+    cards = [str(c) for c in prefix]
+    rest = Counter(DECK) - Counter(cards)
+    return cards + sorted(rest.elements(), key=int)
 
 
 def new(*prefix, n=2, board="standard", **options):
@@ -728,6 +749,7 @@ def _ref_run(board, deck, codes, fish=None, n=2):
     assert ev == ref.ev
     for code in codes:
         seat = ref.seat
+        assert seat is not None, "a code after the match ended"
         state, ev = G.play(state, seat, m(code))
         assert ev == ref.play(seat, m(code))
         assert engine_snapshot(state) == ref.snapshot()
