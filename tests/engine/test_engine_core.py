@@ -282,8 +282,9 @@ def test_public_copies_and_redacted_calls_its_function():
 
 @pytest.mark.parametrize("kind", ["started", "took", "counted", "ended", "handed"])
 def test_no_redaction_mutates_its_event(kind: str):
-    fields: dict[str, dict[str, Any]] = {"started": {"names": ["a"]}, "took": {"card": "c2", "cards": ["a1", "c2"]},
-              "counted": {"cards": ["a1"]}, "ended": {"winner": 0}, "handed": {"to": 1, "cards": ["a1"]}}
+    fields: dict[str, dict[str, Any]] = {
+        "started": {"names": ["a"]}, "took": {"card": "c2", "cards": ["a1", "c2"]},
+        "counted": {"cards": ["a1"]}, "ended": {"winner": 0}, "handed": {"to": 1, "cards": ["a1"]}}
     event = {"type": kind, "seat": 0, **fields[kind]}
     before = orjson.dumps(event)
     for viewer in TOY_VIEWERS:

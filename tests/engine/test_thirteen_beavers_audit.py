@@ -41,6 +41,7 @@ DECK = [str(v) for v in range(1, 14) for _ in range(4)]
 FISH = ["turbo"] * 3 + ["vision"] * 3 + ["stinky"] * 2
 WOLVES = ["awake"] * 4 + ["asleep"]
 
+
 class Layout(TypedDict):
     """A board (TB-1.4 / TB-1.5): paradise ``P``, the special spaces, lava."""
 

@@ -35,6 +35,7 @@ STINKY = "stinky"
 FISH = ["turbo"] * 3 + ["vision"] * 3 + ["stinky"] * 2
 WOLVES = ["awake"] * 4 + ["asleep"]
 
+
 class Board(TypedDict):
     """A board's spaces (TB-1.4 / TB-1.5): paradise, the special spaces, lava."""
 

@@ -39,6 +39,7 @@ DECK = [str(v) for v in range(1, 14) for _ in range(4)]
 FISH = ["turbo"] * 3 + ["vision"] * 3 + ["stinky"] * 2
 WOLVES = ["awake"] * 4 + ["asleep"]
 
+
 class Spaces(TypedDict):
     """A board's special spaces (TB-1.4 / TB-1.5); ``exit``: where the avenue leads."""
 
