@@ -643,6 +643,7 @@ def test_tb_4_9_overshoot_paradise_with_turbo_from_29():
     state = hand(at(new(5, 9), 0, 29, dam=25), 0, "turbo")
     state, ev = go(state, "turbo", "h")
     assert kinds(ev)[-3:] == ["moved", "dam_placed", "match_ended"]
+    assert state["result"] is not None
     assert state["result"]["winners"] == [0] and state["result"]["reason"] == "paradise"
 
 
@@ -682,6 +683,7 @@ def test_tb_4_12_fishing_happens_before_max_turns_and_stinky_counts_in_the_score
     state = at(new(5, 9, max_turns=1, fish=["stinky"] + FISH[:7]), 0, 9)
     state, ev = go(state, "h", "dam")
     assert kinds(ev)[-4:] == ["moved", "dam_placed", "turn_ended", "match_ended"]
+    assert state["result"] is not None
     assert state["result"]["scores"] == [8, 0] and state["result"]["winners"] == [0]
 
 
@@ -715,6 +717,7 @@ def test_tb_6_3_scores_during_play_and_ranking_ties():
     state, _ = go(state, "h", "dam")                        # seat 2: 9 > 2 → 5, dam 5
     state, _ = go(state, "l", "dam")                        # seat 3: 1 < 9 → 5, dam 5 (last turn)
     r = state["result"]
+    assert r is not None
     assert r["scores"] == [1, 4, 5, 5] and r["ranking"] == [[2, 3], [1], [0]]
     assert r["reason"] == "max_turns" and r["scores"] == state["dam"]
     groups = [[s for s in range(4) if r["scores"][s] == v] for v in sorted(set(r["scores"]), reverse=True)]

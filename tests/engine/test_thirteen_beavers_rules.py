@@ -11,7 +11,7 @@ TB-10 invariants (fish taken from the pond, dams off lava).
 from __future__ import annotations
 
 from collections import Counter
-from typing import TypedDict
+from typing import Any, TypedDict, Unpack
 
 import orjson
 import pytest
@@ -20,6 +20,7 @@ from engine.core import (
     ADMIN_VIEWER,
     FINISHED,
     SPECTATOR_VIEWER,
+    Event,
     IllegalMove,
     InvalidOptions,
     MatchFinished,
@@ -30,7 +31,7 @@ from engine.core import (
     seat_viewer,
     seeded_shuffle,
 )
-from engine.thirteen_beavers import ThirteenBeavers
+from engine.thirteen_beavers import ThirteenBeavers, ThirteenBeaversState
 
 G = ThirteenBeavers()
 ADMIN, SPECTATOR = ADMIN_VIEWER, SPECTATOR_VIEWER
@@ -78,20 +79,21 @@ CODES: dict[str, Move] = {
 # --------------------------------------------------------------------------
 # Helpers.
 # --------------------------------------------------------------------------
-def stacked(*prefix) -> list[str]:
+def stacked(*prefix: str | int) -> list[str]:
     """``prefix`` first, then the remaining copies in ascending order (TB-11)."""
     cards = [str(c) for c in prefix]
     rest = Counter(DECK) - Counter(cards)
     return cards + sorted(rest.elements(), key=int)
 
 
-def new(*prefix, n: int = 2, board: str = "standard", **options):
+def new(*prefix: str | int, n: int = 2, board: str = "standard",
+        **options: Any) -> tuple[ThirteenBeaversState, list[Event]]:
     state, events, _ = G.create([f"p{i}" for i in range(n)], 7,
                                 {"deck": stacked(*prefix), "board": board, **options})
     return state, events
 
 
-def mv(code: str) -> dict:
+def mv(code: str) -> Move:
     """Move shorthand: h/l (guess), hv/lv (armed vision), rh/rl/rhv/rlv,
     a<value> (avenue), dam, turbo."""
     if code.startswith("a"):
@@ -99,16 +101,23 @@ def mv(code: str) -> dict:
     return dict(CODES[code])
 
 
-def run(state, *codes):
+def run(state: ThirteenBeaversState, *codes: str) -> tuple[ThirteenBeaversState, list[Event]]:
     """Play moves for whoever is to act; returns the state and all events."""
-    events = []
+    events: list[Event] = []
     for code in codes:
         state, ev = G.play(state, G.to_act(state)[0], mv(code))
         events += ev
     return state, events
 
 
-def put(state, seat: int, beaver: int, dam: int | None = None, **turn):
+class TurnFields(TypedDict, total=False):
+    """The turn state :func:`put` may set as well (TB-4.1)."""
+
+    answers: int
+
+
+def put(state: ThirteenBeaversState, seat: int, beaver: int, dam: int | None = None,
+        **turn: Unpack[TurnFields]) -> ThirteenBeaversState:
     """Test-only: place a seat's beaver (and dam, default the same space).
     For the active seat the turn-start dam follows (TB-4.1)."""
     s = clone(state)
@@ -120,7 +129,7 @@ def put(state, seat: int, beaver: int, dam: int | None = None, **turn):
     return s
 
 
-def give(state, seat: int, *fish):
+def give(state: ThirteenBeaversState, seat: int, *fish: str) -> ThirteenBeaversState:
     """Test-only: hand fish from the pond to a seat (keeps TB-10.2)."""
     s = clone(state)
     for f in fish:
@@ -129,21 +138,21 @@ def give(state, seat: int, *fish):
     return s
 
 
-def types(events) -> list[str]:
+def types(events: list[Event]) -> list[str]:
     return [e["type"] for e in events]
 
 
-def only(events, kind):
+def only(events: list[Event], kind: str) -> Event:
     found = [e for e in events if e["type"] == kind]
     assert len(found) == 1, (kind, events)
     return found[0]
 
 
-def admin(state):
+def admin(state: ThirteenBeaversState) -> dict[str, Any]:
     return G.view(state, ADMIN)
 
 
-def pos(state, seat=0):
+def pos(state: ThirteenBeaversState, seat: int = 0) -> tuple[int, int]:
     return state["beaver"][seat], state["dam"][seat]
 
 
@@ -626,7 +635,7 @@ def test_closed_cave_cascade_stops_at_max_turns():
     state = put(put(state, 0, 21), 1, 22)
     state, ev = run(state, "h")
     assert types(ev)[-2:] == ["turn_ended", "match_ended"]
-    assert state["status"] == FINISHED and state["result"]["reason"] == "max_turns"
+    assert state["status"] == FINISHED and state["result"] is not None and state["result"]["reason"] == "max_turns"
 
 
 # --------------------------------------------------------------------------
@@ -790,7 +799,7 @@ def test_max_turns_one():
     """TB-6.2: max_turns = 1 ends after the first turn; all on 0 share first place."""
     state, _ = new(5, 2, max_turns=1)
     state, ev = run(state, "h")
-    assert state["status"] == FINISHED and state["result"]["winners"] == [0, 1]
+    assert state["status"] == FINISHED and state["result"] is not None and state["result"]["winners"] == [0, 1]
 
 
 # --------------------------------------------------------------------------
