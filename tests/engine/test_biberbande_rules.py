@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from typing import Any
 
 import orjson
 import pytest
 
-from engine.biberbande import CANONICAL, Biberbande
+from engine.biberbande import CANONICAL, Biberbande, BiberbandeState
 from engine.core import (
     ADMIN_VIEWER,
     SPECTATOR_VIEWER,
+    Event,
     IllegalMove,
     InvalidOptions,
     MatchFinished,
+    Move,
     NotYourTurn,
     UndeclaredEvent,
     seat_viewer,
@@ -36,12 +39,12 @@ def stack(cards: str) -> list[str]:
     return head + rest
 
 
-def create(n: int = 2, seed: int = 7, **options):
+def create(n: int = 2, seed: int = 7, **options: Any) -> tuple[BiberbandeState, list[Event]]:
     state, events, _ = G.create([f"p{i}" for i in range(n)], seed, options)
     return state, events
 
 
-def play(state, seat, move):
+def play(state: BiberbandeState, seat: int, move: Move) -> tuple[BiberbandeState, list[Event]]:
     """Play one move; the input snapshot must come back untouched (purity)."""
     before = orjson.dumps(state)
     new, events = G.play(state, seat, move)
@@ -49,27 +52,27 @@ def play(state, seat, move):
     return new, events
 
 
-def admin(state):
+def admin(state: BiberbandeState) -> dict[str, Any]:
     return G.view(state, ADMIN_VIEWER)
 
 
-def seat_view(state, seat):
+def seat_view(state: BiberbandeState, seat: int) -> dict[str, Any]:
     return G.view(state, seat_viewer(seat))
 
 
-def displays(state):
+def displays(state: BiberbandeState) -> list[list[str | None]]:
     return [p["display"] for p in admin(state)["players"]]
 
 
-def known(state, seat):
+def known(state: BiberbandeState, seat: int) -> list[list[str | None]]:
     return [p["known"] for p in seat_view(state, seat)["players"]]
 
 
-def types(events):
+def types(events: list[Event]) -> list[str]:
     return [e["type"] for e in events]
 
 
-def pass_turn(state):
+def pass_turn(state: BiberbandeState) -> tuple[BiberbandeState, list[Event]]:
     """The current seat draws and discards (no knock); returns state, events."""
     seat = G.to_act(state)[0]
     state, out = play(state, seat, {"type": "draw"})
@@ -77,7 +80,7 @@ def pass_turn(state):
     return state, out + more
 
 
-def discard_and_end(state, seat):
+def discard_and_end(state: BiberbandeState, seat: int) -> tuple[BiberbandeState, list[Event]]:
     """Discard the held card and, in a knock phase, end the turn without knocking."""
     state, out = play(state, seat, {"type": "discard_drawn"})
     if state["status"] == "active" and state["phase"] == "knock" and G.to_act(state) == [seat]:
@@ -86,9 +89,10 @@ def discard_and_end(state, seat):
     return state, out
 
 
-def finish_round(state):
+def finish_round(state: BiberbandeState) -> tuple[BiberbandeState, list[Event]]:
     """Pass turns until the round number changes or the match ends."""
-    round_no, events = state["round"], []
+    round_no = state["round"]
+    events: list[Event] = []
     while state["status"] == "active" and state["round"] == round_no:
         state, more = pass_turn(state)
         events += more
