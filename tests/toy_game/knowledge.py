@@ -28,7 +28,7 @@ class HighCardKnowledge(knowledge.Model):
     game_id = GAME_ID
 
     def event_rules(self) -> dict[str, dict[str, knowledge.FieldRule]]:
-        pub, own = knowledge._public(self.vocab), knowledge._actor(self.vocab)
+        pub, own = knowledge.public_rule(self.vocab), knowledge.actor_rule(self.vocab)
         return {**self.core_events(),
                 "round_started": {"round": pub, "starter": pub}, "dealt": {"cards": own},
                 "played": {"trick": pub, "card": own},
