@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from engine.declaration import GENERIC_BOARD
+
 ROOT = Path(__file__).resolve().parents[2]
 TOY = "tests.toy_game:HighCard"
 TOY_ID = "toy-high-card"
@@ -40,9 +42,11 @@ def toy_env() -> dict[str, str]:
 
 
 def test_one_line_registers_the_toy_game() -> None:
-    done = subprocess.run([sys.executable, "-c", "from engine import REGISTRY; print(REGISTRY.ids())"],
+    """The toy names no board of its own: ``/play`` draws it with the generic one."""
+    script = f"from engine import REGISTRY; print(REGISTRY.ids(), REGISTRY.games[{TOY_ID!r}].declaration.board)"
+    done = subprocess.run([sys.executable, "-c", script],
                           cwd=ROOT, env=toy_env(), capture_output=True, text=True, timeout=60)
-    assert TOY_ID in done.stdout, done.stderr
+    assert TOY_ID in done.stdout and done.stdout.split()[-1] == GENERIC_BOARD, done.stdout + done.stderr
 
 
 def outcomes(report: Path) -> dict[str, Counter[str]]:
