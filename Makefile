@@ -103,7 +103,7 @@ openapi: $(STAMP) $(NODE_STAMP) docs-tables
 
 ## Regenerate the move and event tables of docs/games/*.md from the games' declarations.
 docs-tables: $(STAMP)
-	LODGE_EXTRA_GAMES=tests.toy_game:ToyBiberbande $(BIN)/python -m devtools.docs_tables
+	LODGE_EXTRA_GAMES=tests.toy_game:HighCard $(BIN)/python -m devtools.docs_tables
 
 ## Engine, HTTP (against bench/reference_app.py) and one-vs-two-requests tournament benchmarks (not part of the tests).
 bench: $(STAMP) redis-server

@@ -287,6 +287,9 @@ def _either(own: Schema, theirs: Schema) -> Schema:
 #: set exercising other rules (golden digests), ``play`` a short match for the
 #: ``/play`` smoke test
 REQUIRED_PRESETS = ("short", "variant", "play")
+#: the ``/play`` board of a game that declares none: it draws any game's view
+#: (players' fields, board fields, cards) and labels moves by their fields
+GENERIC_BOARD = "generic.js"
 
 
 @dataclass(frozen=True)
@@ -294,9 +297,11 @@ class Declaration:
     """Everything a game declares besides its rules (module docstring).
 
     ``bot``: the module (dotted path) holding the game's ``HeuristicBot``;
-    ``board``: the ``/play`` board module, a file name under
-    ``service/web/js/boards/``; ``docs``: the game's rules page (path from the
-    repository root) that holds the generated tables; ``player``/``board_view``:
+    ``docs``: the game's rules page (path from the repository root) that holds
+    the generated tables; ``board``: the ``/play`` board module, a file name
+    under ``service/web/js/boards/``, by default :data:`GENERIC_BOARD` (drawn
+    from any game's view and legal moves: a plugin game needs no board of its
+    own); ``player``/``board_view``:
     the fields of a view's ``players`` entries (besides ``seat`` and ``name``)
     and of its ``board``; ``view_recall``: keys a seat's view may carry beside
     a hidden value (the value that seat remembers, ``recall: "perfect"``), each
@@ -310,8 +315,8 @@ class Declaration:
     board_view: Mapping[str, Schema]
     presets: Mapping[str, Mapping[str, Any]]
     bot: str
-    board: str
     docs: str
+    board: str = GENERIC_BOARD
     view_recall: Mapping[str, str] = field(default_factory=dict)
     view_admin_only: tuple[str, ...] = ()
 

@@ -77,11 +77,11 @@ def lists(value: JSON) -> Iterable[list[Any]]:
 # --------------------------------------------------------------------------
 # Field rules (the rules' words: public, the actor's, a game rule).
 # --------------------------------------------------------------------------
-def _public(vocab: frozenset[str]) -> FieldRule:
+def public_rule(vocab: frozenset[str]) -> FieldRule:
     return lambda _event, value, _viewer: cards(value, vocab)
 
 
-def _actor(vocab: frozenset[str], owner: str = "seat") -> FieldRule:
+def actor_rule(vocab: frozenset[str], owner: str = "seat") -> FieldRule:
     return lambda event, value, viewer: cards(value, vocab) if viewer == event[owner] else Counter()
 
 
@@ -120,7 +120,7 @@ class Model:
 
     def core_events(self) -> dict[str, dict[str, FieldRule]]:
         """The events every game shares (engine/core.py), all public."""
-        public = _public(self.vocab)
+        public = public_rule(self.vocab)
         return {"resigned": {}, "timed_out": {"reason": public},
                 "match_ended": {"result": public, "reason": public, "winners": public}}
 
@@ -137,7 +137,7 @@ class Biberbande(Model):
         self.knows: list[list[set[int]]] = []
 
     def event_rules(self) -> dict[str, dict[str, FieldRule]]:
-        pub, own = _public(self.vocab), _actor(self.vocab)
+        pub, own = public_rule(self.vocab), actor_rule(self.vocab)
 
         def dealt_displays(event: dict[str, Any], value: Any, viewer: Seat) -> Counter[str]:
             if viewer is None:
@@ -205,7 +205,7 @@ class BiberClan(Model):
         self.held_public = False
 
     def event_rules(self) -> dict[str, dict[str, FieldRule]]:
-        pub, own = _public(self.vocab), _actor(self.vocab)
+        pub, own = public_rule(self.vocab), actor_rule(self.vocab)
 
         def up(event: dict[str, Any]) -> bool:
             return bool(event["face"] == "up")
@@ -286,7 +286,7 @@ class MeinLieberBiber(Model):
     game_id = "mein-lieber-biber"
 
     def event_rules(self) -> dict[str, dict[str, FieldRule]]:
-        pub, own = _public(self.vocab), _actor(self.vocab)
+        pub, own = public_rule(self.vocab), actor_rule(self.vocab)
         return {**self.core_events(),
                 "round_started": {"round": pub, "start_seat": pub}, "dealt": {"cards": own},
                 "drew": {"pile": pub, "card": own, "reason": pub},
@@ -312,7 +312,7 @@ class ThirteenBeavers(Model):
     game_id = "thirteen-beavers"
 
     def event_rules(self) -> dict[str, dict[str, FieldRule]]:
-        pub = _public(self.vocab)
+        pub = public_rule(self.vocab)
         hidden: FieldRule = lambda _event, _value, _viewer: Counter()  # noqa: E731 - TB-5.2: draw order
         return {**self.core_events(),
                 "match_started": {"first_seat": pub, "face_up": pub}, "turn_started": {"turn": pub},
@@ -336,7 +336,7 @@ MODELS: dict[str, type[Model]] = {}
 
 def register(model: type[Model]) -> type[Model]:
     """Make ``model`` the knowledge model of the game ``model.game_id``: the
-    four games' models below, a plugin game's beside it (``tests/toy_game.py``)."""
+    four games' models below, a plugin game's beside it (``tests/toy_game/knowledge.py``)."""
     MODELS[model.game_id] = model
     return model
 

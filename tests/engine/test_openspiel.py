@@ -31,14 +31,17 @@ GAMES = REGISTRY.ids()
 
 
 def dealt(game_id: str, players: int = 2, moves: int = 12, seed: int = 3) -> pyspiel.State:
-    """An OpenSpiel state of ``game_id`` after the deal and ``moves`` random moves."""
+    """An OpenSpiel state of ``game_id`` after the deal and up to ``moves``
+    random moves: the last one before the end (a short game ends sooner)."""
     rng = random.Random(seed)
     state = games.load(game_id, players).new_initial_state()
     state.apply_action(seed)
     for _ in range(moves):
-        if state.is_terminal():
+        after = state.clone()
+        after.apply_action(rng.choice(state.legal_actions()))
+        if after.is_terminal():
             break
-        state.apply_action(rng.choice(state.legal_actions()))
+        state = after
     return state
 
 

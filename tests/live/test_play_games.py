@@ -98,7 +98,9 @@ def play_to_the_end(d: Any, base: str, match_id: str, game: str, other: str | No
 
     rng = random.Random(f"play:{game}")
     clicks = 0
-    loaded = d.execute_script("return window.lodgePlay.loadedAt")
+    # app.js sets lodgePlay once its imports (the boards: a top-level await) are in, which may be
+    # after the load event that ``get`` waits for
+    loaded = wait_for(d, lambda drv: drv.execute_script("return window.lodgePlay && window.lodgePlay.loadedAt"))
     for _ in range(2000):
         state = wait_for(d, shown)
         if state["result"]:
