@@ -31,11 +31,11 @@ import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict, cast
+from typing import Any, Final, Literal, TypedDict, cast
 
 from engine import core, worlds
 from engine import declaration as d
-from engine.core import ACTIVE, FINISHED, CoreState, Draft, Event, Game, Move, Option, Viewer
+from engine.core import ACTIVE, FINISHED, CoreState, Draft, Event, Game, Option, PostedMove, Viewer
 
 GAME_ID = "biberclan"
 
@@ -64,15 +64,58 @@ KIND_NUMBER, KIND_SPECIAL, KIND_REMOVED = "number", "special", "removed"
 
 # --- phases, moves, events, reasons ----------------------------------------
 PHASE_PLACE, PHASE_STASH, PHASE_SPECIAL, PHASE_FINISHED = "place", "stash", "special", "finished"
-MOVE_PLACE, MOVE_REPLACE, MOVE_STASH = "place", "replace", "stash"
-MOVE_CLEAR, MOVE_FLIP, MOVE_SWAP, MOVE_PEEK = "clear", "flip", "swap", "peek"
-SPECIAL_MOVE = {CLEAR: MOVE_CLEAR, FLIP: MOVE_FLIP, SWAP: MOVE_SWAP, PEEK: MOVE_PEEK}   # BC-4.6 … BC-4.9
+MOVE_PLACE: Final = "place"
+MOVE_REPLACE: Final = "replace"
+MOVE_STASH: Final = "stash"
+MOVE_CLEAR: Final = "clear"
+MOVE_FLIP: Final = "flip"
+MOVE_SWAP: Final = "swap"
+MOVE_PEEK: Final = "peek"
+#: the move of a held clear or flip (BC-4.6, BC-4.7)
+ONE_CARD_MOVE: dict[str, Literal["clear", "flip"]] = {CLEAR: MOVE_CLEAR, FLIP: MOVE_FLIP}
 EVENT_ROUND_STARTED, EVENT_DREW, EVENT_SPECIAL_VOID = "round_started", "drew", "special_void"
 EVENT_RESHUFFLED, EVENT_PLACED, EVENT_REPLACED, EVENT_STASHED = "reshuffled", "placed", "replaced", "stashed"
 EVENT_CLEARED, EVENT_FLIPPED, EVENT_SWAPPED, EVENT_PEEKED = "cleared", "flipped", "swapped", "peeked"
 EVENT_CASTLE_COMPLETED, EVENT_ROUND_ENDED, EVENT_MATCH_ENDED = "castle_completed", "round_ended", "match_ended"
 REASON_CASTLE, REASON_TURN_LIMIT = "castle", "turn_limit"
 REASON_FIVE_OF_A_KIND, REASON_ROUNDS = "five_of_a_kind", "rounds"
+
+
+# --- the moves as listed, one TypedDict per move shape (BC-4; DECLARATION) ----
+class Place(TypedDict):
+    """``place`` (BC-4.3) and ``replace`` (BC-4.4): the same parameters (one
+    template lists both, :func:`_move_templates`)."""
+
+    type: Literal["place", "replace"]
+    target: int
+    slot: str
+    face: str
+
+
+class Stash(TypedDict):
+    type: Literal["stash"]
+    slot: str
+    face: str
+
+
+class OneCard(TypedDict):
+    """``clear``, ``flip`` and ``peek`` (BC-4.6, BC-4.7, BC-4.9): one card of a castle."""
+
+    type: Literal["clear", "flip", "peek"]
+    target: int
+    slot: str
+
+
+class Swap(TypedDict):
+    type: Literal["swap"]
+    target_a: int
+    slot_a: str
+    target_b: int
+    slot_b: str
+
+
+BiberClanMove = Place | Stash | OneCard | Swap
+
 
 # --- scoring (BC-6) --------------------------------------------------------
 GROUP_BONUS = {3: 15, 4: 25}
@@ -182,10 +225,10 @@ def _with_faces(slots: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
 
 #: per target seat, the moves of one type on a castle (BC-4.12 order):
 #: templates never handed out, the legal moves are new copies of them
-_MoveTemplates = tuple[tuple[Move, ...], ...]
+_MoveTemplates = tuple[tuple[Place, ...], ...]
 
 
-def _move_templates(kind: str, slots: tuple[int, ...]) -> _MoveTemplates:
+def _move_templates(kind: Literal["place", "replace"], slots: tuple[int, ...]) -> _MoveTemplates:
     """Per target seat, the moves of ``kind`` on ``slots`` (:func:`_with_faces`)."""
     return tuple(tuple({"type": kind, "target": target, "slot": slot, "face": face}
                        for slot, face in _with_faces(slots)) for target in range(MAX_SEATS))
@@ -207,7 +250,7 @@ class _Geometry:
     places: _MoveTemplates
     replaces_own: _MoveTemplates
     replaces_other: _MoveTemplates
-    stashes: tuple[Move, ...]
+    stashes: tuple[Stash, ...]
 
 
 def _geometry(shape: _Shape) -> _Geometry:
@@ -264,21 +307,21 @@ def _castle_card(held: _Held, face: str, n: int) -> _CastleCard:
 _Targets = list[tuple[int, _Geometry]]
 
 
-def _place_moves(state: BiberClanState, actor: int) -> list[Move]:
+def _place_moves(state: BiberClanState, actor: int) -> list[BiberClanMove]:
     """BC-4.3 then BC-4.4: place on a free legal slot, then replace."""
     castles = [_geometry_of(castle) for castle in state["castles"]]
     targets = list(enumerate(castles))
     return _placements(targets, actor) + _replacements(targets, actor, castles[actor])
 
 
-def _placements(targets: _Targets, actor: int) -> list[Move]:
+def _placements(targets: _Targets, actor: int) -> list[BiberClanMove]:
     """BC-4.3: the held number on a free slot of the actor's castle or of a
     castle with at most three cards (D10), on each of ``targets``."""
     return [move.copy() for target, castle in targets if target == actor or castle.cards <= 3
             for move in castle.places[target]]
 
 
-def _replacements(targets: _Targets, actor: int, own: _Geometry) -> list[Move]:
+def _replacements(targets: _Targets, actor: int, own: _Geometry) -> list[BiberClanMove]:
     """BC-4.4: the held number replaces an open card of the actor's castle
     (geometry ``own``), or of another only while the actor's castle has room
     (D13), on each of ``targets``."""
@@ -287,16 +330,16 @@ def _replacements(targets: _Targets, actor: int, own: _Geometry) -> list[Move]:
             for move in (castle.replaces_own if target == actor else castle.replaces_other)[target]]
 
 
-def _stash_moves(state: BiberClanState, actor: int) -> list[Move]:
+def _stash_moves(state: BiberClanState, actor: int) -> list[BiberClanMove]:
     """BC-4.5: the stolen card onto a free legal slot of the actor's castle."""
     return [move.copy() for move in _geometry_of(state["castles"][actor]).stashes]
 
 
-def _special_moves(state: BiberClanState, actor: int, special: str) -> list[Move]:
+def _special_moves(state: BiberClanState, actor: int, special: str) -> list[BiberClanMove]:
     """BC-4.6 … BC-4.9: the moves of the held special (none: it is void)."""
     targets = _open_cards(state, actor)
     if special in (CLEAR, FLIP):
-        return [{"type": SPECIAL_MOVE[special], "target": t, "slot": SLOTS[i]} for t, i in targets]
+        return [{"type": ONE_CARD_MOVE[special], "target": t, "slot": SLOTS[i]} for t, i in targets]
     if special == PEEK:
         castles = state["castles"]
         return [{"type": MOVE_PEEK, "target": t, "slot": SLOTS[i]} for t, i in targets
@@ -319,7 +362,7 @@ def _held_of(state: BiberClanState) -> _Held:
     return held
 
 
-def _seat_moves(state: BiberClanState, seat: int) -> list[Move]:
+def _seat_moves(state: BiberClanState, seat: int) -> list[BiberClanMove]:
     """BC-4.3 … BC-4.9 for the phase, in BC-4.12 order."""
     phase = state["phase"]
     if phase == PHASE_PLACE:
@@ -329,7 +372,7 @@ def _seat_moves(state: BiberClanState, seat: int) -> list[Move]:
     return _special_moves(state, seat, _held_of(state)["card"])
 
 
-def _seat_moves_like(state: BiberClanState, seat: int, move: Move) -> list[Move]:
+def _seat_moves_like(state: BiberClanState, seat: int, move: PostedMove) -> list[BiberClanMove]:
     """For :meth:`~engine.core.Game.play`: in phase place only the
     placements or the replacements on the castle ``move`` names (BC-4.3,
     BC-4.4; none if it names no seat), else every move."""
@@ -342,12 +385,12 @@ def _seat_moves_like(state: BiberClanState, seat: int, move: Move) -> list[Move]
     return _placements(named, seat) if kind == MOVE_PLACE else _replacements(named, seat, _geometry_of(castles[seat]))
 
 
-def _why_illegal(state: BiberClanState, seat: int, move: Move, legal: list[Move]) -> str | None:
+def _why_illegal(state: BiberClanState, seat: int, move: PostedMove, legal: list[BiberClanMove]) -> str | None:
     """The slot rule a move of a possible type breaks, or None (BC-5.8)."""
     return _why_illegal_slot(state, seat, move) if move.get("type") in {m["type"] for m in legal} else None
 
 
-def _why_illegal_slot(state: BiberClanState, actor: int, move: Move) -> str | None:
+def _why_illegal_slot(state: BiberClanState, actor: int, move: PostedMove) -> str | None:
     """Why a move of a possible type names a slot it may not use, from
     public information only (BC-5.8)."""
     target = move.get("target", actor)
@@ -544,7 +587,7 @@ def _setup(draft: Draft[BiberClanState], names: list[str], seed: int, options: d
     _start_round(draft, 1, options["first_seat"])
 
 
-def _do_place(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
+def _do_place(draft: Draft[BiberClanState], seat: int, move: Place) -> None:
     """BC-4.3: the held number goes to a free legal slot; the turn ends."""
     state = draft.state
     held = _take_held(draft)
@@ -554,7 +597,7 @@ def _do_place(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     _end_turn(draft)
 
 
-def _do_replace(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
+def _do_replace(draft: Draft[BiberClanState], seat: int, move: Place) -> None:
     """BC-4.4: own castle → the old card to the discard, turn ends; another
     castle → the actor holds and sees the stolen card (D12), phase stash."""
     state = draft.state
@@ -573,7 +616,7 @@ def _do_replace(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     state["phase"] = PHASE_STASH
 
 
-def _do_stash(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
+def _do_stash(draft: Draft[BiberClanState], seat: int, move: Stash) -> None:
     """BC-4.5: the stolen card to a free legal slot of the actor's castle.
 
     The event also carries ``removed_face`` (the face the card had where it
@@ -586,7 +629,7 @@ def _do_stash(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     _end_turn(draft)
 
 
-def _do_clear(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
+def _do_clear(draft: Draft[BiberClanState], seat: int, move: OneCard) -> None:
     """BC-4.6: an unprotected card goes face up on the discard."""
     state = draft.state
     i = SLOT_INDEX[move["slot"]]
@@ -597,7 +640,7 @@ def _do_clear(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     _finish_special(draft)
 
 
-def _do_flip(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
+def _do_flip(draft: Draft[BiberClanState], seat: int, move: OneCard) -> None:
     """BC-4.7: an unprotected card is turned over (its value becomes public)."""
     state = draft.state
     card = _card_at(state["castles"][move["target"]], SLOT_INDEX[move["slot"]])
@@ -607,7 +650,7 @@ def _do_flip(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     _finish_special(draft)
 
 
-def _do_swap(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
+def _do_swap(draft: Draft[BiberClanState], seat: int, move: Swap) -> None:
     """BC-4.8: two unprotected cards of different castles change places with
     their faces (and their knowers: the movement is public)."""
     castles = draft.state["castles"]
@@ -617,7 +660,7 @@ def _do_swap(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     _finish_special(draft)
 
 
-def _do_peek(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
+def _do_peek(draft: Draft[BiberClanState], seat: int, move: OneCard) -> None:
     """BC-4.9: the actor looks at an unprotected face-down card."""
     card = _card_at(draft.state["castles"][move["target"]], SLOT_INDEX[move["slot"]])
     card["knowers"] |= core.only(seat)
@@ -987,7 +1030,7 @@ STATE_COPIERS: core.Copiers = {
 # ==========================================================================
 # The engine
 # ==========================================================================
-class BiberClan(Game[BiberClanState]):
+class BiberClan(Game[BiberClanState, BiberClanMove]):
     """BiberClan: build a five-card beaver castle, steal and protect cards."""
 
     id = GAME_ID
@@ -1023,10 +1066,10 @@ class BiberClan(Game[BiberClanState]):
         """BC-10.3: exactly the seat whose turn it is, while active."""
         return [state["seat"]] if state["status"] == ACTIVE else []
 
-    def seat_moves(self, state: BiberClanState, seat: int) -> list[Move]:
+    def seat_moves(self, state: BiberClanState, seat: int) -> list[BiberClanMove]:
         return _seat_moves(state, seat)
 
-    def seat_moves_like(self, state: BiberClanState, seat: int, move: Move) -> list[Move]:
+    def seat_moves_like(self, state: BiberClanState, seat: int, move: PostedMove) -> list[BiberClanMove]:
         return _seat_moves_like(state, seat, move)
 
     def players_view(self, state: BiberClanState, viewer: Viewer) -> list[dict[str, Any]]:
@@ -1035,7 +1078,7 @@ class BiberClan(Game[BiberClanState]):
     def board_view(self, state: BiberClanState, viewer: Viewer) -> dict[str, Any]:
         return _board_view(state, viewer)
 
-    def why_illegal(self, state: BiberClanState, seat: int, move: Move, legal: list[Move]) -> str:
+    def why_illegal(self, state: BiberClanState, seat: int, move: PostedMove, legal: list[BiberClanMove]) -> str:
         """A reason from public information only (BC-5.8)."""
         return _why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
 
