@@ -93,17 +93,99 @@ MOVE_SKIP_DRAW: Final = "skip_draw"
 MOVE_KNOCK: Final = "knock"
 MOVE_END_TURN: Final = "end_turn"
 
-EVENT_ROUND_STARTED, EVENT_DEALT, EVENT_TURN_STARTED, EVENT_RESHUFFLED = (
-    "round_started", "dealt", "turn_started", "reshuffled")
-EVENT_DREW, EVENT_TOOK_DISCARD, EVENT_SWAPPED_DRAWN, EVENT_DISCARDED_DRAWN = (
-    "drew", "took_discard", "swapped_drawn", "discarded_drawn")
-EVENT_USED_SWAP, EVENT_USED_PEEK, EVENT_USED_DRAW2, EVENT_SKIPPED_DRAW = (
-    "used_swap", "used_peek", "used_draw2", "skipped_draw")
-EVENT_KNOCKED, EVENT_ENDED_TURN = "knocked", "ended_turn"
-EVENT_ROUND_ENDED, EVENT_REPLACED, EVENT_ROUND_SCORED, EVENT_MATCH_ENDED = (
-    "round_ended", "replaced", "round_scored", "match_ended")
-
 REASON_KNOCK, REASON_TURN_LIMIT, REASON_STUCK = "knock", "turn_limit", "stuck"
+
+
+# --- the events' fields besides type and seat, one TypedDict per event type (BB-8; DECLARATION) ---
+class RoundStarted(TypedDict):
+    round: int
+    starter: int
+
+
+class Dealt(TypedDict):
+    displays: list[list[str]]
+    discard: list[str]
+
+
+class Turn(TypedDict):
+    """``turn_started`` and ``knocked``: the turn."""
+
+    turn: int
+
+
+class Reshuffled(TypedDict):
+    count: int
+
+
+class Drew(TypedDict):
+    card: str
+    stage: str
+
+
+class SlotExchanged(TypedDict):
+    """``took_discard`` and ``swapped_drawn``: the slot, its new card and the discarded one."""
+
+    slot: int
+    card: str
+    discarded: str
+
+
+class DiscardedDrawn(TypedDict):
+    card: str
+
+
+class UsedSwap(TypedDict):
+    slot: int
+    target_seat: int
+    target_slot: int
+
+
+class UsedPeek(TypedDict):
+    slot: int
+    card: str
+
+
+class RoundEnded(TypedDict):
+    reason: str
+    knocker: int | None
+    displays: list[list[str]]
+
+
+class Replaced(TypedDict):
+    slot: int
+    special: str
+    discarded: list[str]
+    card: str | None
+
+
+class RoundScored(TypedDict):
+    round: int
+    points: list[int]
+    scores: list[int]
+
+
+class MatchEnded(TypedDict):
+    result: dict[str, Any]
+
+
+EVENT_ROUND_STARTED = d.EventKind("round_started", RoundStarted)
+EVENT_DEALT = d.EventKind("dealt", Dealt)
+EVENT_TURN_STARTED = d.EventKind("turn_started", Turn)
+EVENT_RESHUFFLED = d.EventKind("reshuffled", Reshuffled)
+EVENT_DREW = d.EventKind("drew", Drew)
+EVENT_TOOK_DISCARD = d.EventKind("took_discard", SlotExchanged)
+EVENT_SWAPPED_DRAWN = d.EventKind("swapped_drawn", SlotExchanged)
+EVENT_DISCARDED_DRAWN = d.EventKind("discarded_drawn", DiscardedDrawn)
+EVENT_USED_SWAP = d.EventKind("used_swap", UsedSwap)
+EVENT_USED_PEEK = d.EventKind("used_peek", UsedPeek)
+EVENT_USED_DRAW2 = d.EventKind("used_draw2", d.NoFields)
+EVENT_SKIPPED_DRAW = d.EventKind("skipped_draw", d.NoFields)
+EVENT_KNOCKED = d.EventKind("knocked", Turn)
+EVENT_ENDED_TURN = d.EventKind("ended_turn", d.NoFields)
+EVENT_ROUND_ENDED = d.EventKind("round_ended", RoundEnded)
+EVENT_REPLACED = d.EventKind("replaced", Replaced)
+EVENT_ROUND_SCORED = d.EventKind("round_scored", RoundScored)
+EVENT_MATCH_ENDED = d.EventKind("match_ended", MatchEnded)
 
 
 # --- the moves as listed, one TypedDict per move type (BB-4; DECLARATION) ------------

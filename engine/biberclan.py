@@ -73,12 +73,104 @@ MOVE_SWAP: Final = "swap"
 MOVE_PEEK: Final = "peek"
 #: the move of a held clear or flip (BC-4.6, BC-4.7)
 ONE_CARD_MOVE: dict[str, Literal["clear", "flip"]] = {CLEAR: MOVE_CLEAR, FLIP: MOVE_FLIP}
-EVENT_ROUND_STARTED, EVENT_DREW, EVENT_SPECIAL_VOID = "round_started", "drew", "special_void"
-EVENT_RESHUFFLED, EVENT_PLACED, EVENT_REPLACED, EVENT_STASHED = "reshuffled", "placed", "replaced", "stashed"
-EVENT_CLEARED, EVENT_FLIPPED, EVENT_SWAPPED, EVENT_PEEKED = "cleared", "flipped", "swapped", "peeked"
-EVENT_CASTLE_COMPLETED, EVENT_ROUND_ENDED, EVENT_MATCH_ENDED = "castle_completed", "round_ended", "match_ended"
 REASON_CASTLE, REASON_TURN_LIMIT = "castle", "turn_limit"
 REASON_FIVE_OF_A_KIND, REASON_ROUNDS = "five_of_a_kind", "rounds"
+
+
+# --- the events' fields besides type and seat, one TypedDict per event type (BC-8; DECLARATION) ---
+class RoundStarted(TypedDict):
+    round: int
+    start_seat: int
+
+
+class Drew(TypedDict):
+    kind: str
+    card: str
+
+
+class SpecialVoid(TypedDict):
+    card: str
+
+
+class Reshuffled(TypedDict):
+    count: int
+
+
+class Placed(TypedDict):
+    target: int
+    slot: str
+    face: str
+    card: str
+
+
+class Replaced(TypedDict):
+    target: int
+    slot: str
+    face: str
+    card: str
+    removed: str
+    removed_face: str
+
+
+class Stashed(TypedDict):
+    slot: str
+    face: str
+    card: str
+    removed_face: str
+
+
+class Swapped(TypedDict):
+    target_a: int
+    slot_a: str
+    target_b: int
+    slot_b: str
+
+
+class Peeked(TypedDict):
+    target: int
+    slot: str
+    card: str
+
+
+class CastleCompleted(TypedDict):
+    final_turns: list[int]
+
+
+class RoundEnded(TypedDict):
+    """BC-6.1 … BC-6.3: the round's scoring, also the state's ``last_round``."""
+
+    round: int
+    reason: str
+    finisher: int | None
+    castles: list[list[str | None]]
+    values: list[int]
+    bonus: list[int]
+    penalty: list[int]
+    scores: list[int]
+    five_of_a_kind: list[int]
+    totals: list[int]
+
+
+class MatchEnded(TypedDict):
+    reason: str
+    result: dict[str, Any]
+
+
+EVENT_ROUND_STARTED = d.EventKind("round_started", RoundStarted)
+EVENT_DREW = d.EventKind("drew", Drew)
+EVENT_SPECIAL_VOID = d.EventKind("special_void", SpecialVoid)
+EVENT_RESHUFFLED = d.EventKind("reshuffled", Reshuffled)
+EVENT_PLACED = d.EventKind("placed", Placed)
+EVENT_REPLACED = d.EventKind("replaced", Replaced)
+EVENT_STASHED = d.EventKind("stashed", Stashed)
+#: ``cleared`` and ``flipped``: the card, with its face after the move
+EVENT_CLEARED = d.EventKind("cleared", Placed)
+EVENT_FLIPPED = d.EventKind("flipped", Placed)
+EVENT_SWAPPED = d.EventKind("swapped", Swapped)
+EVENT_PEEKED = d.EventKind("peeked", Peeked)
+EVENT_CASTLE_COMPLETED = d.EventKind("castle_completed", CastleCompleted)
+EVENT_ROUND_ENDED = d.EventKind("round_ended", RoundEnded)
+EVENT_MATCH_ENDED = d.EventKind("match_ended", MatchEnded)
 
 
 # --- the moves as listed, one TypedDict per move shape (BC-4; DECLARATION) ----
@@ -154,7 +246,7 @@ class BiberClanState(CoreState):
     scores: list[int]
     round_scores: list[list[int]]
     #: the body of the last ``round_ended`` (:func:`_score_round`)
-    last_round: dict[str, Any] | None
+    last_round: RoundEnded | None
     round: int
     start_seat: int
     seat: int
@@ -424,7 +516,7 @@ def _castle_score(castle: _Castle) -> tuple[int, int, bool]:
     return sum(digits), GROUP_BONUS.get(largest, 0), largest == FIVE_OF_A_KIND
 
 
-def _score_round(state: BiberClanState, reason: str) -> dict[str, Any]:
+def _score_round(state: BiberClanState, reason: str) -> RoundEnded:
     """BC-6.1 … BC-6.3: the body of ``round_ended`` (without type and seat)."""
     n, finisher = len(state["names"]), state["finisher"]
     scored = [_castle_score(c) for c in state["castles"]]
@@ -1008,7 +1100,7 @@ def _copy_held(held: _Held | None) -> _Held | None:
     return {**held, "from": None if held["from"] is None else dict(held["from"])}
 
 
-def _copy_round_body(body: dict[str, Any] | None) -> dict[str, Any] | None:
+def _copy_round_body(body: RoundEnded | None) -> RoundEnded | None:
     """``last_round`` (:func:`_score_round`): a new dict in the same key
     order, a new list per list field and per castle of ``castles``."""
     if body is None:

@@ -14,7 +14,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, NotRequired, TypedDict, TypeVar, cast
+from typing import Any, ClassVar, Generic, Literal, NotRequired, TypedDict, TypeVar, cast
 
 import orjson
 
@@ -24,7 +24,10 @@ from engine.declaration import (
     RESULT,
     Declaration,
     DeclarationError,
+    EventKind,
     EventType,
+    FieldsP,
+    NoFields,
     described,
     enum,
     merge,
@@ -503,7 +506,6 @@ MAX_IDS_SHOWN = 40
 # fallback move a server plays for a seat, and who made a move.
 # --------------------------------------------------------------------------
 MOVE_RESIGN = "resign"
-EVENT_RESIGNED, EVENT_TIMED_OUT, EVENT_MATCH_ENDED = "resigned", "timed_out", "match_ended"
 #: Who made a move that is not the seat's own decision (the record's ``by``):
 #: a bot seat, the clock (a fallback after a deadline), or the server for a
 #: seat that resigned (its fallback).  A seat's own move has no ``by``.
@@ -513,6 +515,24 @@ BY = (BY_BOT, BY_CLOCK, BY_RESIGNED, BY_WEBHOOK)
 #: (no answer in time; another status or a body that is not a move; an
 #: illegal move).  A clock's fallback for any other seat has no reason.
 TIMED_OUT_REASONS = ("timeout", "error", "illegal")
+
+
+class TimedOut(TypedDict, total=False):
+    """Every key optional (``total=False``: ``NotRequired`` under postponed
+    annotations is lost at run time, where :meth:`EventType.typed_mismatch` reads it)."""
+
+    reason: str
+
+
+class EndedByResignation(TypedDict):
+    reason: Literal["resigned"]
+    result: dict[str, Any]
+
+
+EVENT_RESIGNED = EventKind("resigned", NoFields)
+EVENT_TIMED_OUT = EventKind("timed_out", TimedOut)
+#: the core's ``match_ended`` (a resignation); each game's own is merged with it
+EVENT_MATCH_ENDED = EventKind("match_ended", EndedByResignation)
 #: Events every game emits the same way, all public (a game's own
 #: ``match_ended`` is merged with the one of a resignation, :func:`merge`).
 CORE_EVENTS: tuple[EventType, ...] = (
@@ -555,14 +575,16 @@ class Draft(Generic[StateT]):
         self.state = state
         self.events: list[Event] = []
 
-    def emit(self, kind: str, seat: int | None, /, **fields: Any) -> Event:
-        """Append event ``kind``; :class:`UndeclaredEvent` unless the game
+    def emit(self, kind: EventKind[FieldsP], seat: int | None, /,
+             *_: FieldsP.args, **fields: FieldsP.kwargs) -> Event:
+        """Append event ``kind`` with ``fields`` (checked by mypy against the
+        kind's ``TypedDict``); :class:`UndeclaredEvent` unless the game
         declares it with exactly these fields (:meth:`Game.declared`).
 
         ``kind`` and ``seat`` are positional-only, so an event may carry a field
         named ``kind``; a field named after a Python keyword (``from``) is passed
         as ``**{"from": …}``."""
-        event: Event = {"type": kind, "seat": seat, **fields}
+        event: Event = {"type": str(kind), "seat": seat, **fields}
         rule = self.game.events.get(kind)
         if rule is None or event.keys() != rule.names:  # the common case checks in C
             self.game.declared(event)
@@ -965,7 +987,8 @@ def event_types(declaration: Declaration) -> dict[str, EventType]:
 def check_declaration(game: Game[Any, Any]) -> None:
     """:class:`DeclarationError` unless ``game`` declares every piece: move
     types matching its handlers, each parameter's values known (its action
-    space, :mod:`engine.actions`), event types, view fields, the presets of
+    space, :mod:`engine.actions`), event types (each typed one with the
+    declared fields, :meth:`EventType.typed_mismatch`), view fields, the presets of
     :data:`REQUIRED_PRESETS` (valid options), a bot, a board and a docs page."""
     declaration = getattr(type(game), "declaration", None)
     if not isinstance(declaration, Declaration):
@@ -978,6 +1001,8 @@ def check_declaration(game: Game[Any, Any]) -> None:
     if not set(game.fallback_types) <= moves:
         problems.append("fallback_types not among the declared moves")
     problems += [f"preset {name!r}" for name in REQUIRED_PRESETS if name not in declaration.presets]
+    problems += [f"event {e.type!r}'s TypedDict {why}" for e in declaration.events
+                 if (why := e.typed_mismatch()) is not None]
     if problems:
         raise DeclarationError(f"game {game.id!r} lacks or contradicts: {'; '.join(problems)}")
     try:

@@ -117,17 +117,80 @@ MOVE_PASS: Final = "pass"
 TAKE_STICK: Final = "stick"
 TAKE_CARD: Final = "card"
 
-EVENT_ROUND_STARTED, EVENT_DEALT, EVENT_DREW, EVENT_PLAYED, EVENT_TIPPED = (
-    "round_started", "dealt", "drew", "played", "tipped")
-EVENT_REWARDED, EVENT_PASSED, EVENT_EXCHANGED, EVENT_DISCARDED = (
-    "rewarded", "passed", "exchanged", "discarded")
-EVENT_ROUND_ENDED, EVENT_MATCH_ENDED = "round_ended", "match_ended"
-
 #: why a card was drawn (``drew.reason``): a top-up (MLB-4.3) or the draw after a move (MLB-4.8)
 REASON_TOP_UP, REASON_AFTER_MOVE = "top_up", "draw"
 #: why a round ended (``round_ended.reason``, MLB-6.1)
 REASON_TIPPED, REASON_SUPPLY_EXHAUSTED, REASON_HAND_EMPTY, REASON_RAFT_EMPTY = (
     "tipped", "supply_exhausted", "hand_empty", "raft_empty")
+
+
+# --------------------------------------------------------------------------
+# The events' fields besides type and seat, one TypedDict per event type
+# (MLB-8.1; DECLARATION).
+# --------------------------------------------------------------------------
+class RoundStarted(TypedDict):
+    round: int
+    start_seat: int
+
+
+class Dealt(TypedDict):
+    cards: list[str]
+
+
+class Drew(TypedDict):
+    pile: int
+    card: str
+    reason: str
+
+
+#: ``from`` is a Python keyword, hence the functional form
+Played = TypedDict("Played", {"card": str, "beaver": str, "from": int, "to": int, "joker": bool})
+
+
+class Tipped(TypedDict):
+    load: list[int]
+    returned: int
+
+
+class Rewarded(TypedDict):
+    take: str
+    pile: int | None
+    card: str | None
+
+
+class Exchanged(TypedDict):
+    card: str
+    pile: int
+    drawn: str
+
+
+class Discarded(TypedDict):
+    card: str
+
+
+class RoundEnded(TypedDict):
+    round: int
+    reason: str
+    by: int
+    sticks: list[int]
+    supply: int
+
+
+class MatchEnded(TypedDict):
+    result: dict[str, Any]
+
+
+EVENT_ROUND_STARTED = d.EventKind("round_started", RoundStarted)
+EVENT_DEALT = d.EventKind("dealt", Dealt)
+EVENT_DREW = d.EventKind("drew", Drew)
+EVENT_PLAYED = d.EventKind("played", Played)
+EVENT_TIPPED = d.EventKind("tipped", Tipped)
+EVENT_REWARDED = d.EventKind("rewarded", Rewarded)
+EVENT_PASSED = d.EventKind("passed", d.NoFields)
+EVENT_EXCHANGED = d.EventKind("exchanged", Exchanged)
+EVENT_DISCARDED = d.EventKind("discarded", Discarded)
+EVENT_ROUND_ENDED = d.EventKind("round_ended", RoundEnded)
+EVENT_MATCH_ENDED = d.EventKind("match_ended", MatchEnded)
 
 
 # --------------------------------------------------------------------------

@@ -153,12 +153,73 @@ ThirteenBeaversMove = UseTurbo | Guess | Avenue | Dam
 OUTCOME_RIGHT, OUTCOME_WRONG, OUTCOME_EQUAL, OUTCOME_EXACT, OUTCOME_MISS = (
     "right", "wrong", "equal", "exact", "miss")
 
-# --- events (TB-8.1) ----------------------------------------------------------
-EVENT_MATCH_STARTED, EVENT_TURN_STARTED, EVENT_TURBO_USED, EVENT_ANSWERED, EVENT_VISION_USED = (
-    "match_started", "turn_started", "turbo_used", "answered", "vision_used")
-EVENT_MOVED, EVENT_DAM_PLACED, EVENT_WOLF_REVEALED, EVENT_CAVE_OPENED, EVENT_FISH_CAUGHT = (
-    "moved", "dam_placed", "wolf_revealed", "cave_opened", "fish_caught")
-EVENT_TURN_ENDED, EVENT_RESHUFFLED, EVENT_MATCH_ENDED = "turn_ended", "reshuffled", "match_ended"
+# --- events (TB-8.1): their fields besides type and seat, one TypedDict per event type ---
+class MatchStarted(TypedDict):
+    first_seat: int
+    face_up: str
+
+
+class TurnStarted(TypedDict):
+    turn: int
+
+
+class Answered(TypedDict):
+    move: str
+    dir: str | None
+    value: str | None
+    previous: str
+    card: str
+    outcome: str
+
+
+#: ``from`` is a Python keyword, hence the functional form
+Moved = TypedDict("Moved", {"from": int, "to": int, "cause": str})
+
+
+class DamPlaced(TypedDict):
+    space: int
+    cause: str
+
+
+class WolfRevealed(TypedDict):
+    token: str
+
+
+class CaveOpened(TypedDict):
+    removed: list[str]
+
+
+class FishCaught(TypedDict):
+    fish: str
+
+
+class TurnEnded(TypedDict):
+    reason: str
+
+
+class Reshuffled(TypedDict):
+    face_up: str
+    draw: list[str]
+
+
+class MatchEnded(TypedDict):
+    reason: str
+    winners: list[int]
+
+
+EVENT_MATCH_STARTED = d.EventKind("match_started", MatchStarted)
+EVENT_TURN_STARTED = d.EventKind("turn_started", TurnStarted)
+EVENT_TURBO_USED = d.EventKind("turbo_used", d.NoFields)
+EVENT_ANSWERED = d.EventKind("answered", Answered)
+EVENT_VISION_USED = d.EventKind("vision_used", d.NoFields)
+EVENT_MOVED = d.EventKind("moved", Moved)
+EVENT_DAM_PLACED = d.EventKind("dam_placed", DamPlaced)
+EVENT_WOLF_REVEALED = d.EventKind("wolf_revealed", WolfRevealed)
+EVENT_CAVE_OPENED = d.EventKind("cave_opened", CaveOpened)
+EVENT_FISH_CAUGHT = d.EventKind("fish_caught", FishCaught)
+EVENT_TURN_ENDED = d.EventKind("turn_ended", TurnEnded)
+EVENT_RESHUFFLED = d.EventKind("reshuffled", Reshuffled)
+EVENT_MATCH_ENDED = d.EventKind("match_ended", MatchEnded)
 
 # --- reasons (TB-8.1): ``cause`` of moved / dam_placed, ``reason`` of
 # turn_ended / match_ended --------------------------------------------------
@@ -328,7 +389,8 @@ class _BeaverDraft(Draft[ThirteenBeaversState]):
         outcome and whether Vision saved it."""
         previous, card = self.turn_card()
         outcome = _outcome_of(move, previous, card)
-        self.emit(EVENT_ANSWERED, seat, move=move["type"], dir=move.get("dir"), value=move.get("value"),
+        direction, value = (None, move["value"]) if move["type"] == MOVE_AVENUE else (move["dir"], None)
+        self.emit(EVENT_ANSWERED, seat, move=move["type"], dir=direction, value=value,
                   previous=previous, card=card, outcome=outcome)
         self.reshuffle_if_empty()
         if outcome == OUTCOME_WRONG and move.get("vision"):
@@ -382,7 +444,7 @@ class _BeaverDraft(Draft[ThirteenBeaversState]):
         start = self.state["beaver"][seat]
         if start != to:
             self.state["beaver"][seat] = to
-            self.emit(EVENT_MOVED, seat, **{"from": start, "to": to, "cause": cause})
+            self.emit(EVENT_MOVED, seat, **{"from": start}, to=to, cause=cause)
 
     def place_dam(self, seat: int, space: int, cause: str) -> None:
         """TB-8.1: ``dam_placed`` whenever a rule places the dam, even in place."""
