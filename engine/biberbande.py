@@ -77,7 +77,7 @@ _VALUE = {code: int(code) if code.isdigit() else 0 for code in CODEC.card}
 SLOTS = range(4)
 OUTER_SLOTS = (0, 3)
 
-# --- phases, stages, moves, events, reasons ----------------------------------
+# --- phases, stages, moves, reasons -----------------------------------------
 PHASE_ACTION, PHASE_DRAWN, PHASE_SECOND_DRAW, PHASE_KNOCK, PHASE_FINISHED = (
     "action", "drawn", "second_draw", "knock", "finished")
 STAGE_ACTION, STAGE_DRAW2_FIRST, STAGE_DRAW2_SECOND = "action", "draw2_first", "draw2_second"
@@ -94,6 +94,57 @@ MOVE_KNOCK: Final = "knock"
 MOVE_END_TURN: Final = "end_turn"
 
 REASON_KNOCK, REASON_TURN_LIMIT, REASON_STUCK = "knock", "turn_limit", "stuck"
+
+
+# --- the moves as listed, one TypedDict per move type (BB-4; DECLARATION) ------------
+class Draw(TypedDict):
+    type: Literal["draw"]
+
+
+class TakeDiscard(TypedDict):
+    type: Literal["take_discard"]
+    slot: int
+
+
+class SwapDrawn(TypedDict):
+    type: Literal["swap_drawn"]
+    slot: int
+
+
+class DiscardDrawn(TypedDict):
+    type: Literal["discard_drawn"]
+
+
+class UseSwap(TypedDict):
+    type: Literal["use_swap"]
+    slot: int
+    target_seat: int
+    target_slot: int
+
+
+class UsePeek(TypedDict):
+    type: Literal["use_peek"]
+    slot: int
+
+
+class UseDraw2(TypedDict):
+    type: Literal["use_draw2"]
+
+
+class SkipDraw(TypedDict):
+    type: Literal["skip_draw"]
+
+
+class Knock(TypedDict):
+    type: Literal["knock"]
+
+
+class EndTurn(TypedDict):
+    type: Literal["end_turn"]
+
+
+BiberbandeMove = (Draw | TakeDiscard | SwapDrawn | DiscardDrawn | UseSwap | UsePeek | UseDraw2 | SkipDraw
+                  | Knock | EndTurn)
 
 
 # --- the events' fields besides type and seat, one TypedDict per event type (BB-8; DECLARATION) ---
@@ -186,57 +237,6 @@ EVENT_ROUND_ENDED = d.EventKind("round_ended", RoundEnded)
 EVENT_REPLACED = d.EventKind("replaced", Replaced)
 EVENT_ROUND_SCORED = d.EventKind("round_scored", RoundScored)
 EVENT_MATCH_ENDED = d.EventKind("match_ended", MatchEnded)
-
-
-# --- the moves as listed, one TypedDict per move type (BB-4; DECLARATION) ------------
-class Draw(TypedDict):
-    type: Literal["draw"]
-
-
-class TakeDiscard(TypedDict):
-    type: Literal["take_discard"]
-    slot: int
-
-
-class SwapDrawn(TypedDict):
-    type: Literal["swap_drawn"]
-    slot: int
-
-
-class DiscardDrawn(TypedDict):
-    type: Literal["discard_drawn"]
-
-
-class UseSwap(TypedDict):
-    type: Literal["use_swap"]
-    slot: int
-    target_seat: int
-    target_slot: int
-
-
-class UsePeek(TypedDict):
-    type: Literal["use_peek"]
-    slot: int
-
-
-class UseDraw2(TypedDict):
-    type: Literal["use_draw2"]
-
-
-class SkipDraw(TypedDict):
-    type: Literal["skip_draw"]
-
-
-class Knock(TypedDict):
-    type: Literal["knock"]
-
-
-class EndTurn(TypedDict):
-    type: Literal["end_turn"]
-
-
-BiberbandeMove = (Draw | TakeDiscard | SwapDrawn | DiscardDrawn | UseSwap | UsePeek | UseDraw2 | SkipDraw
-                  | Knock | EndTurn)
 
 
 # --- pure rules helpers --------------------------------------------------------

@@ -62,7 +62,7 @@ FACES = (UP, DOWN)
 # --- held card kinds (BC-4.2, BC-7.2) --------------------------------------
 KIND_NUMBER, KIND_SPECIAL, KIND_REMOVED = "number", "special", "removed"
 
-# --- phases, moves, events, reasons ----------------------------------------
+# --- phases, moves, reasons -----------------------------------------------
 PHASE_PLACE, PHASE_STASH, PHASE_SPECIAL, PHASE_FINISHED = "place", "stash", "special", "finished"
 MOVE_PLACE: Final = "place"
 MOVE_REPLACE: Final = "replace"
@@ -75,6 +75,42 @@ MOVE_PEEK: Final = "peek"
 ONE_CARD_MOVE: dict[str, Literal["clear", "flip"]] = {CLEAR: MOVE_CLEAR, FLIP: MOVE_FLIP}
 REASON_CASTLE, REASON_TURN_LIMIT = "castle", "turn_limit"
 REASON_FIVE_OF_A_KIND, REASON_ROUNDS = "five_of_a_kind", "rounds"
+
+
+# --- the moves as listed, one TypedDict per move shape (BC-4; DECLARATION) ----
+class Place(TypedDict):
+    """``place`` (BC-4.3) and ``replace`` (BC-4.4): the same parameters (one
+    template lists both, :func:`_move_templates`)."""
+
+    type: Literal["place", "replace"]
+    target: int
+    slot: str
+    face: str
+
+
+class Stash(TypedDict):
+    type: Literal["stash"]
+    slot: str
+    face: str
+
+
+class OneCard(TypedDict):
+    """``clear``, ``flip`` and ``peek`` (BC-4.6, BC-4.7, BC-4.9): one card of a castle."""
+
+    type: Literal["clear", "flip", "peek"]
+    target: int
+    slot: str
+
+
+class Swap(TypedDict):
+    type: Literal["swap"]
+    target_a: int
+    slot_a: str
+    target_b: int
+    slot_b: str
+
+
+BiberClanMove = Place | Stash | OneCard | Swap
 
 
 # --- the events' fields besides type and seat, one TypedDict per event type (BC-8; DECLARATION) ---
@@ -171,42 +207,6 @@ EVENT_PEEKED = d.EventKind("peeked", Peeked)
 EVENT_CASTLE_COMPLETED = d.EventKind("castle_completed", CastleCompleted)
 EVENT_ROUND_ENDED = d.EventKind("round_ended", RoundEnded)
 EVENT_MATCH_ENDED = d.EventKind("match_ended", MatchEnded)
-
-
-# --- the moves as listed, one TypedDict per move shape (BC-4; DECLARATION) ----
-class Place(TypedDict):
-    """``place`` (BC-4.3) and ``replace`` (BC-4.4): the same parameters (one
-    template lists both, :func:`_move_templates`)."""
-
-    type: Literal["place", "replace"]
-    target: int
-    slot: str
-    face: str
-
-
-class Stash(TypedDict):
-    type: Literal["stash"]
-    slot: str
-    face: str
-
-
-class OneCard(TypedDict):
-    """``clear``, ``flip`` and ``peek`` (BC-4.6, BC-4.7, BC-4.9): one card of a castle."""
-
-    type: Literal["clear", "flip", "peek"]
-    target: int
-    slot: str
-
-
-class Swap(TypedDict):
-    type: Literal["swap"]
-    target_a: int
-    slot_a: str
-    target_b: int
-    slot_b: str
-
-
-BiberClanMove = Place | Stash | OneCard | Swap
 
 
 # --- scoring (BC-6) --------------------------------------------------------

@@ -103,7 +103,7 @@ RING_COLOUR_INDEX: list[int | None] = [None, *(COLOUR_INDEX[c] for c in RING_COL
 
 # --------------------------------------------------------------------------
 # Phases (MLB-4, MLB-6.4), moves (MLB-4.3..4.8) and reward kinds (MLB-4.7),
-# events (MLB-8.1) and their reasons.
+# the reasons in events (MLB-8.1).
 # --------------------------------------------------------------------------
 PHASE_PLAY, PHASE_EXCHANGE, PHASE_REWARD, PHASE_DRAW, PHASE_FINISHED = (
     "play", "exchange", "reward", "draw", "finished")
@@ -122,75 +122,6 @@ REASON_TOP_UP, REASON_AFTER_MOVE = "top_up", "draw"
 #: why a round ended (``round_ended.reason``, MLB-6.1)
 REASON_TIPPED, REASON_SUPPLY_EXHAUSTED, REASON_HAND_EMPTY, REASON_RAFT_EMPTY = (
     "tipped", "supply_exhausted", "hand_empty", "raft_empty")
-
-
-# --------------------------------------------------------------------------
-# The events' fields besides type and seat, one TypedDict per event type
-# (MLB-8.1; DECLARATION).
-# --------------------------------------------------------------------------
-class RoundStarted(TypedDict):
-    round: int
-    start_seat: int
-
-
-class Dealt(TypedDict):
-    cards: list[str]
-
-
-class Drew(TypedDict):
-    pile: int
-    card: str
-    reason: str
-
-
-#: ``from`` is a Python keyword, hence the functional form
-Played = TypedDict("Played", {"card": str, "beaver": str, "from": int, "to": int, "joker": bool})
-
-
-class Tipped(TypedDict):
-    load: list[int]
-    returned: int
-
-
-class Rewarded(TypedDict):
-    take: str
-    pile: int | None
-    card: str | None
-
-
-class Exchanged(TypedDict):
-    card: str
-    pile: int
-    drawn: str
-
-
-class Discarded(TypedDict):
-    card: str
-
-
-class RoundEnded(TypedDict):
-    round: int
-    reason: str
-    by: int
-    sticks: list[int]
-    supply: int
-
-
-class MatchEnded(TypedDict):
-    result: dict[str, Any]
-
-
-EVENT_ROUND_STARTED = d.EventKind("round_started", RoundStarted)
-EVENT_DEALT = d.EventKind("dealt", Dealt)
-EVENT_DREW = d.EventKind("drew", Drew)
-EVENT_PLAYED = d.EventKind("played", Played)
-EVENT_TIPPED = d.EventKind("tipped", Tipped)
-EVENT_REWARDED = d.EventKind("rewarded", Rewarded)
-EVENT_PASSED = d.EventKind("passed", d.NoFields)
-EVENT_EXCHANGED = d.EventKind("exchanged", Exchanged)
-EVENT_DISCARDED = d.EventKind("discarded", Discarded)
-EVENT_ROUND_ENDED = d.EventKind("round_ended", RoundEnded)
-EVENT_MATCH_ENDED = d.EventKind("match_ended", MatchEnded)
 
 
 # --------------------------------------------------------------------------
@@ -339,6 +270,75 @@ class Pass(TypedDict):
 
 
 MeinLieberBiberMove = Draw | Play | Exchange | Discard | Reward | Pass
+
+
+# --------------------------------------------------------------------------
+# The events' fields besides type and seat, one TypedDict per event type
+# (MLB-8.1; DECLARATION).
+# --------------------------------------------------------------------------
+class RoundStarted(TypedDict):
+    round: int
+    start_seat: int
+
+
+class Dealt(TypedDict):
+    cards: list[str]
+
+
+class Drew(TypedDict):
+    pile: int
+    card: str
+    reason: str
+
+
+#: ``from`` is a Python keyword, hence the functional form
+Played = TypedDict("Played", {"card": str, "beaver": str, "from": int, "to": int, "joker": bool})
+
+
+class Tipped(TypedDict):
+    load: list[int]
+    returned: int
+
+
+class Rewarded(TypedDict):
+    take: str
+    pile: int | None
+    card: str | None
+
+
+class Exchanged(TypedDict):
+    card: str
+    pile: int
+    drawn: str
+
+
+class Discarded(TypedDict):
+    card: str
+
+
+class RoundEnded(TypedDict):
+    round: int
+    reason: str
+    by: int
+    sticks: list[int]
+    supply: int
+
+
+class MatchEnded(TypedDict):
+    result: dict[str, Any]
+
+
+EVENT_ROUND_STARTED = d.EventKind("round_started", RoundStarted)
+EVENT_DEALT = d.EventKind("dealt", Dealt)
+EVENT_DREW = d.EventKind("drew", Drew)
+EVENT_PLAYED = d.EventKind("played", Played)
+EVENT_TIPPED = d.EventKind("tipped", Tipped)
+EVENT_REWARDED = d.EventKind("rewarded", Rewarded)
+EVENT_PASSED = d.EventKind("passed", d.NoFields)
+EVENT_EXCHANGED = d.EventKind("exchanged", Exchanged)
+EVENT_DISCARDED = d.EventKind("discarded", Discarded)
+EVENT_ROUND_ENDED = d.EventKind("round_ended", RoundEnded)
+EVENT_MATCH_ENDED = d.EventKind("match_ended", MatchEnded)
 
 
 # --------------------------------------------------------------------------
