@@ -20,7 +20,7 @@ from engine.thirteen_beavers import ThirteenBeavers
 EXTRA_GAMES = "LODGE_EXTRA_GAMES"
 
 
-def extra_games(spec: str) -> list[Game[Any]]:
+def extra_games(spec: str) -> list[Game[Any, Any]]:
     """The games named by ``spec`` (``module:Class,module:Class``)."""
     games = []
     for entry in filter(None, (part.strip() for part in spec.split(","))):
@@ -30,7 +30,7 @@ def extra_games(spec: str) -> list[Game[Any]]:
 
 
 REGISTRY = Registry()
-_GAMES: list[Game[Any]] = [Biberbande(), BiberClan(), MeinLieberBiber(), ThirteenBeavers(),
+_GAMES: list[Game[Any, Any]] = [Biberbande(), BiberClan(), MeinLieberBiber(), ThirteenBeavers(),
                            *extra_games(os.environ.get(EXTRA_GAMES, ""))]
 for _game in _GAMES:
     REGISTRY.register(_game)

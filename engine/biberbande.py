@@ -33,11 +33,11 @@ import functools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Final, Literal, TypedDict, cast
 
 from engine import core, worlds
 from engine import declaration as d
-from engine.core import ACTIVE, FINISHED, INT, CoreState, Draft, Event, Move, Option, Viewer
+from engine.core import ACTIVE, FINISHED, INT, CoreState, Draft, Event, Option, PostedMove, Viewer
 
 GAME_ID = "biberbande"
 
@@ -77,27 +77,166 @@ _VALUE = {code: int(code) if code.isdigit() else 0 for code in CODEC.card}
 SLOTS = range(4)
 OUTER_SLOTS = (0, 3)
 
-# --- phases, stages, moves, events, reasons ----------------------------------
+# --- phases, stages, moves, reasons -----------------------------------------
 PHASE_ACTION, PHASE_DRAWN, PHASE_SECOND_DRAW, PHASE_KNOCK, PHASE_FINISHED = (
     "action", "drawn", "second_draw", "knock", "finished")
 STAGE_ACTION, STAGE_DRAW2_FIRST, STAGE_DRAW2_SECOND = "action", "draw2_first", "draw2_second"
 
-MOVE_DRAW, MOVE_TAKE_DISCARD, MOVE_SWAP_DRAWN, MOVE_DISCARD_DRAWN = (
-    "draw", "take_discard", "swap_drawn", "discard_drawn")
-MOVE_USE_SWAP, MOVE_USE_PEEK, MOVE_USE_DRAW2, MOVE_SKIP_DRAW = "use_swap", "use_peek", "use_draw2", "skip_draw"
-MOVE_KNOCK, MOVE_END_TURN = "knock", "end_turn"
-
-EVENT_ROUND_STARTED, EVENT_DEALT, EVENT_TURN_STARTED, EVENT_RESHUFFLED = (
-    "round_started", "dealt", "turn_started", "reshuffled")
-EVENT_DREW, EVENT_TOOK_DISCARD, EVENT_SWAPPED_DRAWN, EVENT_DISCARDED_DRAWN = (
-    "drew", "took_discard", "swapped_drawn", "discarded_drawn")
-EVENT_USED_SWAP, EVENT_USED_PEEK, EVENT_USED_DRAW2, EVENT_SKIPPED_DRAW = (
-    "used_swap", "used_peek", "used_draw2", "skipped_draw")
-EVENT_KNOCKED, EVENT_ENDED_TURN = "knocked", "ended_turn"
-EVENT_ROUND_ENDED, EVENT_REPLACED, EVENT_ROUND_SCORED, EVENT_MATCH_ENDED = (
-    "round_ended", "replaced", "round_scored", "match_ended")
+MOVE_DRAW: Final = "draw"
+MOVE_TAKE_DISCARD: Final = "take_discard"
+MOVE_SWAP_DRAWN: Final = "swap_drawn"
+MOVE_DISCARD_DRAWN: Final = "discard_drawn"
+MOVE_USE_SWAP: Final = "use_swap"
+MOVE_USE_PEEK: Final = "use_peek"
+MOVE_USE_DRAW2: Final = "use_draw2"
+MOVE_SKIP_DRAW: Final = "skip_draw"
+MOVE_KNOCK: Final = "knock"
+MOVE_END_TURN: Final = "end_turn"
 
 REASON_KNOCK, REASON_TURN_LIMIT, REASON_STUCK = "knock", "turn_limit", "stuck"
+
+
+# --- the moves as listed, one TypedDict per move type (BB-4; DECLARATION) ------------
+class Draw(TypedDict):
+    type: Literal["draw"]
+
+
+class TakeDiscard(TypedDict):
+    type: Literal["take_discard"]
+    slot: int
+
+
+class SwapDrawn(TypedDict):
+    type: Literal["swap_drawn"]
+    slot: int
+
+
+class DiscardDrawn(TypedDict):
+    type: Literal["discard_drawn"]
+
+
+class UseSwap(TypedDict):
+    type: Literal["use_swap"]
+    slot: int
+    target_seat: int
+    target_slot: int
+
+
+class UsePeek(TypedDict):
+    type: Literal["use_peek"]
+    slot: int
+
+
+class UseDraw2(TypedDict):
+    type: Literal["use_draw2"]
+
+
+class SkipDraw(TypedDict):
+    type: Literal["skip_draw"]
+
+
+class Knock(TypedDict):
+    type: Literal["knock"]
+
+
+class EndTurn(TypedDict):
+    type: Literal["end_turn"]
+
+
+BiberbandeMove = (Draw | TakeDiscard | SwapDrawn | DiscardDrawn | UseSwap | UsePeek | UseDraw2 | SkipDraw
+                  | Knock | EndTurn)
+
+
+# --- the events' fields besides type and seat, one TypedDict per event type (BB-8; DECLARATION) ---
+class RoundStarted(TypedDict):
+    round: int
+    starter: int
+
+
+class Dealt(TypedDict):
+    displays: list[list[str]]
+    discard: list[str]
+
+
+class Turn(TypedDict):
+    """``turn_started`` and ``knocked``: the turn."""
+
+    turn: int
+
+
+class Reshuffled(TypedDict):
+    count: int
+
+
+class Drew(TypedDict):
+    card: str
+    stage: str
+
+
+class SlotExchanged(TypedDict):
+    """``took_discard`` and ``swapped_drawn``: the slot, its new card and the discarded one."""
+
+    slot: int
+    card: str
+    discarded: str
+
+
+class DiscardedDrawn(TypedDict):
+    card: str
+
+
+class UsedSwap(TypedDict):
+    slot: int
+    target_seat: int
+    target_slot: int
+
+
+class UsedPeek(TypedDict):
+    slot: int
+    card: str
+
+
+class RoundEnded(TypedDict):
+    reason: str
+    knocker: int | None
+    displays: list[list[str]]
+
+
+class Replaced(TypedDict):
+    slot: int
+    special: str
+    discarded: list[str]
+    card: str | None
+
+
+class RoundScored(TypedDict):
+    round: int
+    points: list[int]
+    scores: list[int]
+
+
+class MatchEnded(TypedDict):
+    result: dict[str, Any]
+
+
+EVENT_ROUND_STARTED = d.EventKind("round_started", RoundStarted)
+EVENT_DEALT = d.EventKind("dealt", Dealt)
+EVENT_TURN_STARTED = d.EventKind("turn_started", Turn)
+EVENT_RESHUFFLED = d.EventKind("reshuffled", Reshuffled)
+EVENT_DREW = d.EventKind("drew", Drew)
+EVENT_TOOK_DISCARD = d.EventKind("took_discard", SlotExchanged)
+EVENT_SWAPPED_DRAWN = d.EventKind("swapped_drawn", SlotExchanged)
+EVENT_DISCARDED_DRAWN = d.EventKind("discarded_drawn", DiscardedDrawn)
+EVENT_USED_SWAP = d.EventKind("used_swap", UsedSwap)
+EVENT_USED_PEEK = d.EventKind("used_peek", UsedPeek)
+EVENT_USED_DRAW2 = d.EventKind("used_draw2", d.NoFields)
+EVENT_SKIPPED_DRAW = d.EventKind("skipped_draw", d.NoFields)
+EVENT_KNOCKED = d.EventKind("knocked", Turn)
+EVENT_ENDED_TURN = d.EventKind("ended_turn", d.NoFields)
+EVENT_ROUND_ENDED = d.EventKind("round_ended", RoundEnded)
+EVENT_REPLACED = d.EventKind("replaced", Replaced)
+EVENT_ROUND_SCORED = d.EventKind("round_scored", RoundScored)
+EVENT_MATCH_ENDED = d.EventKind("match_ended", MatchEnded)
 
 
 # --- pure rules helpers --------------------------------------------------------
@@ -144,19 +283,19 @@ def _points(row: str) -> int:
     return sum(map(_VALUE.__getitem__, row))
 
 
-def _action_moves(state: BiberbandeState) -> list[Move]:
+def _action_moves(state: BiberbandeState) -> list[BiberbandeMove]:
     """BB-4.1 (and BB-4.10: no ``draw`` when nothing can be drawn)."""
-    moves: list[Move] = [{"type": MOVE_DRAW}] if _can_draw(state) else []
+    moves: list[BiberbandeMove] = [{"type": MOVE_DRAW}] if _can_draw(state) else []
     if _is_number(state["discard"][-1]):
         moves += [{"type": MOVE_TAKE_DISCARD, "slot": j} for j in SLOTS]
     return moves
 
 
-def _held_moves(state: BiberbandeState, seat: int) -> list[Move]:
+def _held_moves(state: BiberbandeState, seat: int) -> list[BiberbandeMove]:
     """BB-4.2: the moves for the held card, then ``discard_drawn``."""
     held = state["held"]
     assert held is not None  # phase drawn: a card is held
-    moves: list[Move]
+    moves: list[BiberbandeMove]
     if _is_number(held):
         moves = [{"type": MOVE_SWAP_DRAWN, "slot": j} for j in SLOTS]
     elif held == CODEC.code[SWAP]:
@@ -170,7 +309,7 @@ def _held_moves(state: BiberbandeState, seat: int) -> list[Move]:
     return moves
 
 
-def _seat_moves(state: BiberbandeState, seat: int) -> list[Move]:
+def _seat_moves(state: BiberbandeState, seat: int) -> list[BiberbandeMove]:
     """BB-4.1–BB-4.7: the legal moves of the current seat in its phase."""
     phase = state["phase"]
     if phase == PHASE_ACTION:
@@ -178,11 +317,12 @@ def _seat_moves(state: BiberbandeState, seat: int) -> list[Move]:
     if phase == PHASE_DRAWN:
         return _held_moves(state, seat)
     if phase == PHASE_SECOND_DRAW:
-        return ([{"type": MOVE_DRAW}] if _can_draw(state) else []) + [{"type": MOVE_SKIP_DRAW}]
+        second: list[BiberbandeMove] = [{"type": MOVE_DRAW}] if _can_draw(state) else []
+        return [*second, {"type": MOVE_SKIP_DRAW}]
     return [{"type": MOVE_KNOCK}, {"type": MOVE_END_TURN}]
 
 
-def _why_illegal(state: BiberbandeState, seat: int, move: Move, legal: list[Move]) -> str | None:
+def _why_illegal(state: BiberbandeState, seat: int, move: PostedMove, legal: list[BiberbandeMove]) -> str | None:
     """The rule a refused move breaks (BB-4.1, BB-4.2, BB-4.5, BB-4.7, BB-1.4), or None."""
     kind = move.get("type")
     if kind == MOVE_TAKE_DISCARD and state["phase"] == PHASE_ACTION and not _is_number(state["discard"][-1]):
@@ -366,13 +506,13 @@ def _end_match(draft: Draft[BiberbandeState]) -> None:
 
 
 # --- move handlers (BB-4) ----------------------------------------------------------------
-def _do_draw(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
+def _do_draw(draft: Draft[BiberbandeState], seat: int, move: Draw) -> None:
     """Action A (BB-4.1) or the second draw of Draw Twice (BB-4.4)."""
     stage = STAGE_ACTION if draft.state["phase"] == PHASE_ACTION else STAGE_DRAW2_SECOND
     _draw_to_hand(draft, seat, stage)
 
 
-def _do_take_discard(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
+def _do_take_discard(draft: Draft[BiberbandeState], seat: int, move: TakeDiscard) -> None:
     """Action B (BB-4.1): the face-up card becomes known to all (BB-5.5, D15)."""
     state = draft.state
     slot = move["slot"]
@@ -385,7 +525,7 @@ def _do_take_discard(draft: Draft[BiberbandeState], seat: int, move: Move) -> No
     _action_complete(draft)
 
 
-def _do_swap_drawn(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
+def _do_swap_drawn(draft: Draft[BiberbandeState], seat: int, move: SwapDrawn) -> None:
     """BB-4.3: the slot card goes face up, the held number takes its place (known to the placer)."""
     state = draft.state
     slot = move["slot"]
@@ -399,7 +539,7 @@ def _do_swap_drawn(draft: Draft[BiberbandeState], seat: int, move: Move) -> None
     _action_complete(draft)
 
 
-def _do_discard_drawn(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
+def _do_discard_drawn(draft: Draft[BiberbandeState], seat: int, move: DiscardDrawn) -> None:
     """BB-4.3: discarding the first Draw Twice card unused allows a second draw (D8)."""
     state = draft.state
     first_of_draw2 = state["stage"] == STAGE_DRAW2_FIRST
@@ -411,7 +551,7 @@ def _do_discard_drawn(draft: Draft[BiberbandeState], seat: int, move: Move) -> N
         _action_complete(draft)
 
 
-def _do_use_swap(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
+def _do_use_swap(draft: Draft[BiberbandeState], seat: int, move: UseSwap) -> None:
     """BB-4.3: exchange own slot j with seat s's slot u; knowers move with the cards (BB-5.5)."""
     state = draft.state
     _release_held(state)
@@ -424,7 +564,7 @@ def _do_use_swap(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     _action_complete(draft)
 
 
-def _do_use_peek(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
+def _do_use_peek(draft: Draft[BiberbandeState], seat: int, move: UsePeek) -> None:
     """BB-4.3: look at an own card (D10)."""
     state = draft.state
     _release_held(state)
@@ -434,7 +574,7 @@ def _do_use_peek(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     _action_complete(draft)
 
 
-def _do_use_draw2(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
+def _do_use_draw2(draft: Draft[BiberbandeState], seat: int, move: UseDraw2) -> None:
     """BB-4.3, D8: the first draw is automatic (BB-4.10: none when stuck)."""
     _release_held(draft.state)
     draft.emit(EVENT_USED_DRAW2, seat)
@@ -442,13 +582,13 @@ def _do_use_draw2(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
         _action_complete(draft)
 
 
-def _do_skip_draw(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
+def _do_skip_draw(draft: Draft[BiberbandeState], seat: int, move: SkipDraw) -> None:
     """BB-4.4: no second draw."""
     draft.emit(EVENT_SKIPPED_DRAW, seat)
     _action_complete(draft)
 
 
-def _do_knock(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
+def _do_knock(draft: Draft[BiberbandeState], seat: int, move: Knock) -> None:
     """BB-4.7: knock_turn = t; the others get one more turn each."""
     state = draft.state
     state["knocker"], state["knock_turn"] = seat, state["turn"]
@@ -456,7 +596,7 @@ def _do_knock(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
     _next_turn(draft)
 
 
-def _do_end_turn(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
+def _do_end_turn(draft: Draft[BiberbandeState], seat: int, move: EndTurn) -> None:
     """BB-4.7, BB-4.9: the round ends after turn T when nobody knocked."""
     draft.emit(EVENT_ENDED_TURN, seat)
     if draft.state["turn"] == _max_turn(draft.state):
@@ -465,7 +605,7 @@ def _do_end_turn(draft: Draft[BiberbandeState], seat: int, move: Move) -> None:
         _next_turn(draft)
 
 
-HANDLERS = {
+HANDLERS: dict[str, core.Handler] = {
     MOVE_DRAW: _do_draw, MOVE_TAKE_DISCARD: _do_take_discard,
     MOVE_SWAP_DRAWN: _do_swap_drawn, MOVE_DISCARD_DRAWN: _do_discard_drawn,
     MOVE_USE_SWAP: _do_use_swap, MOVE_USE_PEEK: _do_use_peek,
@@ -744,7 +884,7 @@ def _deal_world(state: BiberbandeState, seat: int, seed: int, events: Sequence[E
 
 
 # --- the game ----------------------------------------------------------------------------
-class Biberbande(core.Game[BiberbandeState]):
+class Biberbande(core.Game[BiberbandeState, BiberbandeMove]):
     """Biberbande: keep the lowest-valued face-down display of four cards."""
 
     id = GAME_ID
@@ -782,7 +922,7 @@ class Biberbande(core.Game[BiberbandeState]):
     def to_act(self, state: BiberbandeState) -> list[int]:
         return [_current(state)] if state["status"] == ACTIVE else []
 
-    def seat_moves(self, state: BiberbandeState, seat: int) -> list[Move]:
+    def seat_moves(self, state: BiberbandeState, seat: int) -> list[BiberbandeMove]:
         return _seat_moves(state, seat)
 
     def players_view(self, state: BiberbandeState, viewer: Viewer) -> list[dict[str, Any]]:
@@ -791,7 +931,7 @@ class Biberbande(core.Game[BiberbandeState]):
     def board_view(self, state: BiberbandeState, viewer: Viewer) -> dict[str, Any]:
         return _board_view(state, viewer)
 
-    def why_illegal(self, state: BiberbandeState, seat: int, move: Move, legal: list[Move]) -> str:
+    def why_illegal(self, state: BiberbandeState, seat: int, move: PostedMove, legal: list[BiberbandeMove]) -> str:
         return _why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
 
     def deal_world(self, state: BiberbandeState, seat: int, seed: int, events: Sequence[Event]) -> BiberbandeState:

@@ -31,11 +31,11 @@ import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict, cast
+from typing import Any, Final, Literal, TypedDict, cast
 
 from engine import core, worlds
 from engine import declaration as d
-from engine.core import ACTIVE, FINISHED, CoreState, Draft, Event, Game, Move, Option, Viewer
+from engine.core import ACTIVE, FINISHED, CoreState, Draft, Event, Game, Option, PostedMove, Viewer
 
 GAME_ID = "biberclan"
 
@@ -62,17 +62,152 @@ FACES = (UP, DOWN)
 # --- held card kinds (BC-4.2, BC-7.2) --------------------------------------
 KIND_NUMBER, KIND_SPECIAL, KIND_REMOVED = "number", "special", "removed"
 
-# --- phases, moves, events, reasons ----------------------------------------
+# --- phases, moves, reasons -----------------------------------------------
 PHASE_PLACE, PHASE_STASH, PHASE_SPECIAL, PHASE_FINISHED = "place", "stash", "special", "finished"
-MOVE_PLACE, MOVE_REPLACE, MOVE_STASH = "place", "replace", "stash"
-MOVE_CLEAR, MOVE_FLIP, MOVE_SWAP, MOVE_PEEK = "clear", "flip", "swap", "peek"
-SPECIAL_MOVE = {CLEAR: MOVE_CLEAR, FLIP: MOVE_FLIP, SWAP: MOVE_SWAP, PEEK: MOVE_PEEK}   # BC-4.6 … BC-4.9
-EVENT_ROUND_STARTED, EVENT_DREW, EVENT_SPECIAL_VOID = "round_started", "drew", "special_void"
-EVENT_RESHUFFLED, EVENT_PLACED, EVENT_REPLACED, EVENT_STASHED = "reshuffled", "placed", "replaced", "stashed"
-EVENT_CLEARED, EVENT_FLIPPED, EVENT_SWAPPED, EVENT_PEEKED = "cleared", "flipped", "swapped", "peeked"
-EVENT_CASTLE_COMPLETED, EVENT_ROUND_ENDED, EVENT_MATCH_ENDED = "castle_completed", "round_ended", "match_ended"
+MOVE_PLACE: Final = "place"
+MOVE_REPLACE: Final = "replace"
+MOVE_STASH: Final = "stash"
+MOVE_CLEAR: Final = "clear"
+MOVE_FLIP: Final = "flip"
+MOVE_SWAP: Final = "swap"
+MOVE_PEEK: Final = "peek"
+#: the move of a held clear or flip (BC-4.6, BC-4.7)
+ONE_CARD_MOVE: dict[str, Literal["clear", "flip"]] = {CLEAR: MOVE_CLEAR, FLIP: MOVE_FLIP}
 REASON_CASTLE, REASON_TURN_LIMIT = "castle", "turn_limit"
 REASON_FIVE_OF_A_KIND, REASON_ROUNDS = "five_of_a_kind", "rounds"
+
+
+# --- the moves as listed, one TypedDict per move shape (BC-4; DECLARATION) ----
+class Place(TypedDict):
+    """``place`` (BC-4.3) and ``replace`` (BC-4.4): the same parameters (one
+    template lists both, :func:`_move_templates`)."""
+
+    type: Literal["place", "replace"]
+    target: int
+    slot: str
+    face: str
+
+
+class Stash(TypedDict):
+    type: Literal["stash"]
+    slot: str
+    face: str
+
+
+class OneCard(TypedDict):
+    """``clear``, ``flip`` and ``peek`` (BC-4.6, BC-4.7, BC-4.9): one card of a castle."""
+
+    type: Literal["clear", "flip", "peek"]
+    target: int
+    slot: str
+
+
+class Swap(TypedDict):
+    type: Literal["swap"]
+    target_a: int
+    slot_a: str
+    target_b: int
+    slot_b: str
+
+
+BiberClanMove = Place | Stash | OneCard | Swap
+
+
+# --- the events' fields besides type and seat, one TypedDict per event type (BC-8; DECLARATION) ---
+class RoundStarted(TypedDict):
+    round: int
+    start_seat: int
+
+
+class Drew(TypedDict):
+    kind: str
+    card: str
+
+
+class SpecialVoid(TypedDict):
+    card: str
+
+
+class Reshuffled(TypedDict):
+    count: int
+
+
+class Placed(TypedDict):
+    target: int
+    slot: str
+    face: str
+    card: str
+
+
+class Replaced(TypedDict):
+    target: int
+    slot: str
+    face: str
+    card: str
+    removed: str
+    removed_face: str
+
+
+class Stashed(TypedDict):
+    slot: str
+    face: str
+    card: str
+    removed_face: str
+
+
+class Swapped(TypedDict):
+    target_a: int
+    slot_a: str
+    target_b: int
+    slot_b: str
+
+
+class Peeked(TypedDict):
+    target: int
+    slot: str
+    card: str
+
+
+class CastleCompleted(TypedDict):
+    final_turns: list[int]
+
+
+class RoundEnded(TypedDict):
+    """BC-6.1 … BC-6.3: the round's scoring, also the state's ``last_round``."""
+
+    round: int
+    reason: str
+    finisher: int | None
+    castles: list[list[str | None]]
+    values: list[int]
+    bonus: list[int]
+    penalty: list[int]
+    scores: list[int]
+    five_of_a_kind: list[int]
+    totals: list[int]
+
+
+class MatchEnded(TypedDict):
+    reason: str
+    result: dict[str, Any]
+
+
+EVENT_ROUND_STARTED = d.EventKind("round_started", RoundStarted)
+EVENT_DREW = d.EventKind("drew", Drew)
+EVENT_SPECIAL_VOID = d.EventKind("special_void", SpecialVoid)
+EVENT_RESHUFFLED = d.EventKind("reshuffled", Reshuffled)
+EVENT_PLACED = d.EventKind("placed", Placed)
+EVENT_REPLACED = d.EventKind("replaced", Replaced)
+EVENT_STASHED = d.EventKind("stashed", Stashed)
+#: ``cleared`` and ``flipped``: the card, with its face after the move
+EVENT_CLEARED = d.EventKind("cleared", Placed)
+EVENT_FLIPPED = d.EventKind("flipped", Placed)
+EVENT_SWAPPED = d.EventKind("swapped", Swapped)
+EVENT_PEEKED = d.EventKind("peeked", Peeked)
+EVENT_CASTLE_COMPLETED = d.EventKind("castle_completed", CastleCompleted)
+EVENT_ROUND_ENDED = d.EventKind("round_ended", RoundEnded)
+EVENT_MATCH_ENDED = d.EventKind("match_ended", MatchEnded)
+
 
 # --- scoring (BC-6) --------------------------------------------------------
 GROUP_BONUS = {3: 15, 4: 25}
@@ -111,7 +246,7 @@ class BiberClanState(CoreState):
     scores: list[int]
     round_scores: list[list[int]]
     #: the body of the last ``round_ended`` (:func:`_score_round`)
-    last_round: dict[str, Any] | None
+    last_round: RoundEnded | None
     round: int
     start_seat: int
     seat: int
@@ -182,10 +317,10 @@ def _with_faces(slots: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
 
 #: per target seat, the moves of one type on a castle (BC-4.12 order):
 #: templates never handed out, the legal moves are new copies of them
-_MoveTemplates = tuple[tuple[Move, ...], ...]
+_MoveTemplates = tuple[tuple[Place, ...], ...]
 
 
-def _move_templates(kind: str, slots: tuple[int, ...]) -> _MoveTemplates:
+def _move_templates(kind: Literal["place", "replace"], slots: tuple[int, ...]) -> _MoveTemplates:
     """Per target seat, the moves of ``kind`` on ``slots`` (:func:`_with_faces`)."""
     return tuple(tuple({"type": kind, "target": target, "slot": slot, "face": face}
                        for slot, face in _with_faces(slots)) for target in range(MAX_SEATS))
@@ -207,7 +342,7 @@ class _Geometry:
     places: _MoveTemplates
     replaces_own: _MoveTemplates
     replaces_other: _MoveTemplates
-    stashes: tuple[Move, ...]
+    stashes: tuple[Stash, ...]
 
 
 def _geometry(shape: _Shape) -> _Geometry:
@@ -264,21 +399,21 @@ def _castle_card(held: _Held, face: str, n: int) -> _CastleCard:
 _Targets = list[tuple[int, _Geometry]]
 
 
-def _place_moves(state: BiberClanState, actor: int) -> list[Move]:
+def _place_moves(state: BiberClanState, actor: int) -> list[BiberClanMove]:
     """BC-4.3 then BC-4.4: place on a free legal slot, then replace."""
     castles = [_geometry_of(castle) for castle in state["castles"]]
     targets = list(enumerate(castles))
     return _placements(targets, actor) + _replacements(targets, actor, castles[actor])
 
 
-def _placements(targets: _Targets, actor: int) -> list[Move]:
+def _placements(targets: _Targets, actor: int) -> list[BiberClanMove]:
     """BC-4.3: the held number on a free slot of the actor's castle or of a
     castle with at most three cards (D10), on each of ``targets``."""
     return [move.copy() for target, castle in targets if target == actor or castle.cards <= 3
             for move in castle.places[target]]
 
 
-def _replacements(targets: _Targets, actor: int, own: _Geometry) -> list[Move]:
+def _replacements(targets: _Targets, actor: int, own: _Geometry) -> list[BiberClanMove]:
     """BC-4.4: the held number replaces an open card of the actor's castle
     (geometry ``own``), or of another only while the actor's castle has room
     (D13), on each of ``targets``."""
@@ -287,16 +422,16 @@ def _replacements(targets: _Targets, actor: int, own: _Geometry) -> list[Move]:
             for move in (castle.replaces_own if target == actor else castle.replaces_other)[target]]
 
 
-def _stash_moves(state: BiberClanState, actor: int) -> list[Move]:
+def _stash_moves(state: BiberClanState, actor: int) -> list[BiberClanMove]:
     """BC-4.5: the stolen card onto a free legal slot of the actor's castle."""
     return [move.copy() for move in _geometry_of(state["castles"][actor]).stashes]
 
 
-def _special_moves(state: BiberClanState, actor: int, special: str) -> list[Move]:
+def _special_moves(state: BiberClanState, actor: int, special: str) -> list[BiberClanMove]:
     """BC-4.6 … BC-4.9: the moves of the held special (none: it is void)."""
     targets = _open_cards(state, actor)
     if special in (CLEAR, FLIP):
-        return [{"type": SPECIAL_MOVE[special], "target": t, "slot": SLOTS[i]} for t, i in targets]
+        return [{"type": ONE_CARD_MOVE[special], "target": t, "slot": SLOTS[i]} for t, i in targets]
     if special == PEEK:
         castles = state["castles"]
         return [{"type": MOVE_PEEK, "target": t, "slot": SLOTS[i]} for t, i in targets
@@ -319,7 +454,7 @@ def _held_of(state: BiberClanState) -> _Held:
     return held
 
 
-def _seat_moves(state: BiberClanState, seat: int) -> list[Move]:
+def _seat_moves(state: BiberClanState, seat: int) -> list[BiberClanMove]:
     """BC-4.3 … BC-4.9 for the phase, in BC-4.12 order."""
     phase = state["phase"]
     if phase == PHASE_PLACE:
@@ -329,7 +464,7 @@ def _seat_moves(state: BiberClanState, seat: int) -> list[Move]:
     return _special_moves(state, seat, _held_of(state)["card"])
 
 
-def _seat_moves_like(state: BiberClanState, seat: int, move: Move) -> list[Move]:
+def _seat_moves_like(state: BiberClanState, seat: int, move: PostedMove) -> list[BiberClanMove]:
     """For :meth:`~engine.core.Game.play`: in phase place only the
     placements or the replacements on the castle ``move`` names (BC-4.3,
     BC-4.4; none if it names no seat), else every move."""
@@ -342,12 +477,12 @@ def _seat_moves_like(state: BiberClanState, seat: int, move: Move) -> list[Move]
     return _placements(named, seat) if kind == MOVE_PLACE else _replacements(named, seat, _geometry_of(castles[seat]))
 
 
-def _why_illegal(state: BiberClanState, seat: int, move: Move, legal: list[Move]) -> str | None:
+def _why_illegal(state: BiberClanState, seat: int, move: PostedMove, legal: list[BiberClanMove]) -> str | None:
     """The slot rule a move of a possible type breaks, or None (BC-5.8)."""
     return _why_illegal_slot(state, seat, move) if move.get("type") in {m["type"] for m in legal} else None
 
 
-def _why_illegal_slot(state: BiberClanState, actor: int, move: Move) -> str | None:
+def _why_illegal_slot(state: BiberClanState, actor: int, move: PostedMove) -> str | None:
     """Why a move of a possible type names a slot it may not use, from
     public information only (BC-5.8)."""
     target = move.get("target", actor)
@@ -381,7 +516,7 @@ def _castle_score(castle: _Castle) -> tuple[int, int, bool]:
     return sum(digits), GROUP_BONUS.get(largest, 0), largest == FIVE_OF_A_KIND
 
 
-def _score_round(state: BiberClanState, reason: str) -> dict[str, Any]:
+def _score_round(state: BiberClanState, reason: str) -> RoundEnded:
     """BC-6.1 … BC-6.3: the body of ``round_ended`` (without type and seat)."""
     n, finisher = len(state["names"]), state["finisher"]
     scored = [_castle_score(c) for c in state["castles"]]
@@ -544,7 +679,7 @@ def _setup(draft: Draft[BiberClanState], names: list[str], seed: int, options: d
     _start_round(draft, 1, options["first_seat"])
 
 
-def _do_place(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
+def _do_place(draft: Draft[BiberClanState], seat: int, move: Place) -> None:
     """BC-4.3: the held number goes to a free legal slot; the turn ends."""
     state = draft.state
     held = _take_held(draft)
@@ -554,7 +689,7 @@ def _do_place(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     _end_turn(draft)
 
 
-def _do_replace(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
+def _do_replace(draft: Draft[BiberClanState], seat: int, move: Place) -> None:
     """BC-4.4: own castle → the old card to the discard, turn ends; another
     castle → the actor holds and sees the stolen card (D12), phase stash."""
     state = draft.state
@@ -573,7 +708,7 @@ def _do_replace(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     state["phase"] = PHASE_STASH
 
 
-def _do_stash(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
+def _do_stash(draft: Draft[BiberClanState], seat: int, move: Stash) -> None:
     """BC-4.5: the stolen card to a free legal slot of the actor's castle.
 
     The event also carries ``removed_face`` (the face the card had where it
@@ -586,7 +721,7 @@ def _do_stash(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     _end_turn(draft)
 
 
-def _do_clear(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
+def _do_clear(draft: Draft[BiberClanState], seat: int, move: OneCard) -> None:
     """BC-4.6: an unprotected card goes face up on the discard."""
     state = draft.state
     i = SLOT_INDEX[move["slot"]]
@@ -597,7 +732,7 @@ def _do_clear(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     _finish_special(draft)
 
 
-def _do_flip(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
+def _do_flip(draft: Draft[BiberClanState], seat: int, move: OneCard) -> None:
     """BC-4.7: an unprotected card is turned over (its value becomes public)."""
     state = draft.state
     card = _card_at(state["castles"][move["target"]], SLOT_INDEX[move["slot"]])
@@ -607,7 +742,7 @@ def _do_flip(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     _finish_special(draft)
 
 
-def _do_swap(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
+def _do_swap(draft: Draft[BiberClanState], seat: int, move: Swap) -> None:
     """BC-4.8: two unprotected cards of different castles change places with
     their faces (and their knowers: the movement is public)."""
     castles = draft.state["castles"]
@@ -617,7 +752,7 @@ def _do_swap(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
     _finish_special(draft)
 
 
-def _do_peek(draft: Draft[BiberClanState], seat: int, move: Move) -> None:
+def _do_peek(draft: Draft[BiberClanState], seat: int, move: OneCard) -> None:
     """BC-4.9: the actor looks at an unprotected face-down card."""
     card = _card_at(draft.state["castles"][move["target"]], SLOT_INDEX[move["slot"]])
     card["knowers"] |= core.only(seat)
@@ -965,7 +1100,7 @@ def _copy_held(held: _Held | None) -> _Held | None:
     return {**held, "from": None if held["from"] is None else dict(held["from"])}
 
 
-def _copy_round_body(body: dict[str, Any] | None) -> dict[str, Any] | None:
+def _copy_round_body(body: RoundEnded | None) -> RoundEnded | None:
     """``last_round`` (:func:`_score_round`): a new dict in the same key
     order, a new list per list field and per castle of ``castles``."""
     if body is None:
@@ -987,7 +1122,7 @@ STATE_COPIERS: core.Copiers = {
 # ==========================================================================
 # The engine
 # ==========================================================================
-class BiberClan(Game[BiberClanState]):
+class BiberClan(Game[BiberClanState, BiberClanMove]):
     """BiberClan: build a five-card beaver castle, steal and protect cards."""
 
     id = GAME_ID
@@ -1023,10 +1158,10 @@ class BiberClan(Game[BiberClanState]):
         """BC-10.3: exactly the seat whose turn it is, while active."""
         return [state["seat"]] if state["status"] == ACTIVE else []
 
-    def seat_moves(self, state: BiberClanState, seat: int) -> list[Move]:
+    def seat_moves(self, state: BiberClanState, seat: int) -> list[BiberClanMove]:
         return _seat_moves(state, seat)
 
-    def seat_moves_like(self, state: BiberClanState, seat: int, move: Move) -> list[Move]:
+    def seat_moves_like(self, state: BiberClanState, seat: int, move: PostedMove) -> list[BiberClanMove]:
         return _seat_moves_like(state, seat, move)
 
     def players_view(self, state: BiberClanState, viewer: Viewer) -> list[dict[str, Any]]:
@@ -1035,7 +1170,7 @@ class BiberClan(Game[BiberClanState]):
     def board_view(self, state: BiberClanState, viewer: Viewer) -> dict[str, Any]:
         return _board_view(state, viewer)
 
-    def why_illegal(self, state: BiberClanState, seat: int, move: Move, legal: list[Move]) -> str:
+    def why_illegal(self, state: BiberClanState, seat: int, move: PostedMove, legal: list[BiberClanMove]) -> str:
         """A reason from public information only (BC-5.8)."""
         return _why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
 

@@ -14,7 +14,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, NotRequired, TypedDict, TypeVar, cast
+from typing import Any, ClassVar, Generic, Literal, NotRequired, TypedDict, TypeVar, cast
 
 import orjson
 
@@ -24,14 +24,23 @@ from engine.declaration import (
     RESULT,
     Declaration,
     DeclarationError,
+    EventKind,
     EventType,
+    FieldsP,
+    NoFields,
     described,
     enum,
     merge,
     public,
 )
 
+#: A move as JSON, whatever its game (as the service builds and logs it)
 Move = dict[str, Any]
+#: A move as posted (parsed JSON, not yet checked) or listed: what the entry
+#: points read.  The moves a game lists are typed by the game: one
+#: ``TypedDict`` per move type, their union its ``MoveT`` (e.g.
+#: ``BiberbandeMove``); only a listed move reaches a handler (:meth:`Game.apply`).
+PostedMove = Mapping[str, Any]
 Event = dict[str, Any]
 #: A snapshot as the service holds it, whatever its game
 State = dict[str, Any]
@@ -50,6 +59,9 @@ class CoreState(TypedDict):
 
 #: The state type of one game (:class:`Game` and :class:`Draft` are generic in it)
 StateT = TypeVar("StateT", bound=CoreState)
+#: The moves of one game: the union of its move types' ``TypedDict``s
+#: (:class:`Game` is generic in it)
+MoveT = TypeVar("MoveT", bound=Mapping[str, Any])
 JsonT = TypeVar("JsonT")
 
 ACTIVE = "active"
@@ -242,7 +254,7 @@ def check_deck(name: str, deck: Any, canonical: Sequence[str], noun: str = "card
     return list(deck)
 
 
-def validate_options(game: Game[Any], players: int, options: Any) -> dict[str, Any]:
+def validate_options(game: Game[Any, Any], players: int, options: Any) -> dict[str, Any]:
     """Check ``options`` against the game's declared options; fill defaults.
 
     Raises :class:`InvalidOptions` with a sentence naming the bad option.
@@ -295,7 +307,7 @@ def validate_options(game: Game[Any], players: int, options: Any) -> dict[str, A
     return resolved
 
 
-def _check_decks(game: Game[Any], decks: Any, options: dict[str, Any]) -> list[list[str]]:
+def _check_decks(game: Game[Any, Any], decks: Any, options: dict[str, Any]) -> list[list[str]]:
     rounds = options["rounds"]
     if not isinstance(decks, list) or not 1 <= len(decks) <= rounds:
         raise InvalidOptions(f"options.decks must be a list of 1…{rounds} decks (one per round)")
@@ -406,7 +418,7 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def same_move(posted: Move, listed: Move) -> bool:
+def same_move(posted: PostedMove, listed: PostedMove) -> bool:
     """Posted move equals a listed one: same keys, same values and JSON types
     (``true`` is not ``1``).  ``label`` is ignored on both sides."""
     if posted.get("type") != listed.get("type"):
@@ -417,7 +429,7 @@ def same_move(posted: Move, listed: Move) -> bool:
     return all(_same(posted[k], listed[k]) for k in keys)
 
 
-def listed_move(posted: Move, legal: Iterable[Move]) -> Move | None:
+def listed_move(posted: PostedMove, legal: Iterable[MoveT]) -> MoveT | None:
     """The first listed move that ``posted`` names (:func:`same_move`), or ``None``.
 
     Fast: ``label`` is dropped from ``posted`` once and each candidate is
@@ -494,7 +506,6 @@ MAX_IDS_SHOWN = 40
 # fallback move a server plays for a seat, and who made a move.
 # --------------------------------------------------------------------------
 MOVE_RESIGN = "resign"
-EVENT_RESIGNED, EVENT_TIMED_OUT, EVENT_MATCH_ENDED = "resigned", "timed_out", "match_ended"
 #: Who made a move that is not the seat's own decision (the record's ``by``):
 #: a bot seat, the clock (a fallback after a deadline), or the server for a
 #: seat that resigned (its fallback).  A seat's own move has no ``by``.
@@ -504,6 +515,24 @@ BY = (BY_BOT, BY_CLOCK, BY_RESIGNED, BY_WEBHOOK)
 #: (no answer in time; another status or a body that is not a move; an
 #: illegal move).  A clock's fallback for any other seat has no reason.
 TIMED_OUT_REASONS = ("timeout", "error", "illegal")
+
+
+class TimedOut(TypedDict, total=False):
+    """Every key optional (``total=False``: ``NotRequired`` under postponed
+    annotations is lost at run time, where :meth:`EventType.typed_mismatch` reads it)."""
+
+    reason: str
+
+
+class EndedByResignation(TypedDict):
+    reason: Literal["resigned"]
+    result: dict[str, Any]
+
+
+EVENT_RESIGNED = EventKind("resigned", NoFields)
+EVENT_TIMED_OUT = EventKind("timed_out", TimedOut)
+#: the core's ``match_ended`` (a resignation); each game's own is merged with it
+EVENT_MATCH_ENDED = EventKind("match_ended", EndedByResignation)
 #: Events every game emits the same way, all public (a game's own
 #: ``match_ended`` is merged with the one of a resignation, :func:`merge`).
 CORE_EVENTS: tuple[EventType, ...] = (
@@ -541,19 +570,21 @@ class Draft(Generic[StateT]):
     the handlers change, and the ``events`` they emit.  Nothing of it is kept
     unless the whole move succeeds."""
 
-    def __init__(self, game: Game[StateT], state: StateT):
+    def __init__(self, game: Game[StateT, Any], state: StateT):
         self.game = game
         self.state = state
         self.events: list[Event] = []
 
-    def emit(self, kind: str, seat: int | None, /, **fields: Any) -> Event:
-        """Append event ``kind``; :class:`UndeclaredEvent` unless the game
+    def emit(self, kind: EventKind[FieldsP], seat: int | None, /,
+             *_: FieldsP.args, **fields: FieldsP.kwargs) -> Event:
+        """Append event ``kind`` with ``fields`` (checked by mypy against the
+        kind's ``TypedDict``); :class:`UndeclaredEvent` unless the game
         declares it with exactly these fields (:meth:`Game.declared`).
 
         ``kind`` and ``seat`` are positional-only, so an event may carry a field
         named ``kind``; a field named after a Python keyword (``from``) is passed
         as ``**{"from": …}``."""
-        event: Event = {"type": kind, "seat": seat, **fields}
+        event: Event = {"type": str(kind), "seat": seat, **fields}
         rule = self.game.events.get(kind)
         if rule is None or event.keys() != rule.names:  # the common case checks in C
             self.game.declared(event)
@@ -561,17 +592,21 @@ class Draft(Generic[StateT]):
         return event
 
 
-#: A move handler: applies one legal move of ``seat`` to ``draft``.
-Handler = Callable[[Any, int, Move], None]
+#: A move handler: applies one legal move of ``seat`` to ``draft``.  Each
+#: handler takes its game's draft and the ``TypedDict`` of its own move type
+#: (hence ``Any``): :meth:`Game.apply` hands it only a listed move of that type.
+Handler = Callable[[Any, int, Any], None]
 
 
 # --------------------------------------------------------------------------
 # The game interface.
 # --------------------------------------------------------------------------
-class Game(Generic[StateT]):
+class Game(Generic[StateT, MoveT]):
     """Base class of every rules engine.
 
-    A subclass declares ``id``, ``title``, ``min_players``, ``max_players``,
+    Generic in the game's state (``StateT``, a ``TypedDict``) and its moves
+    (``MoveT``, the union of one ``TypedDict`` per move type).  A subclass
+    declares ``id``, ``title``, ``min_players``, ``max_players``,
     ``options``, ``declaration`` (its move and event types with every field
     and its visibility, view fields, presets, bot, board and docs page:
     :class:`engine.declaration.Declaration`) and ``handlers`` (move type →
@@ -628,12 +663,13 @@ class Game(Generic[StateT]):
     def to_act(self, state: StateT) -> list[int]:
         raise NotImplementedError
 
-    def seat_moves(self, state: StateT, seat: int) -> list[Move]:
+    def seat_moves(self, state: StateT, seat: int) -> list[MoveT]:
         """Every legal move of ``seat``, which is in ``to_act`` of an active
-        match; fully specified, in a stable order."""
+        match; fully specified, in a stable order; each a ``TypedDict`` of its
+        move type (``MoveT``)."""
         raise NotImplementedError
 
-    def seat_moves_like(self, state: StateT, seat: int, move: Move) -> list[Move]:
+    def seat_moves_like(self, state: StateT, seat: int, move: PostedMove) -> list[MoveT]:
         """What :meth:`play` searches for the posted ``move``: the legal moves
         of ``seat`` (to act, match active) with every one that may equal
         ``move`` (:func:`listed_move`) among them in listed order, others
@@ -674,12 +710,12 @@ class Game(Generic[StateT]):
         dict with ``state`` (:func:`copy_layout` by :attr:`state_copiers`)."""
         return cast(StateT, copy_layout(state, self.state_copiers))
 
-    def normalize_move(self, move: Move) -> Move:
+    def normalize_move(self, move: PostedMove) -> PostedMove:
         """Map another spelling of a move to the listed one (e.g. 13 Beavers'
         ``"vision": false`` is the plain guess).  Default: unchanged."""
         return move
 
-    def why_illegal(self, state: StateT, seat: int, move: Move, legal: list[Move]) -> str:
+    def why_illegal(self, state: StateT, seat: int, move: PostedMove, legal: list[MoveT]) -> str:
         """A sentence for a bot author on why ``move`` is refused."""
         types = sorted({m["type"] for m in legal})
         if move.get("type") not in types:
@@ -740,22 +776,25 @@ class Game(Generic[StateT]):
             raise MatchFinished("the match is finished; it has no world to sample")
         return self.deal_world(state, seat, seed, events)
 
-    def legal_moves(self, state: StateT, seat: int) -> list[Move]:
+    def legal_moves(self, state: StateT, seat: int) -> list[MoveT]:
         """Every legal move of ``seat`` now; empty unless it is to act."""
         if state["status"] != ACTIVE or seat not in self.to_act(state):
             return []
         return self.seat_moves(state, seat)
 
-    def apply(self, state: StateT, seat: int, move: Move, by: str | None = None,
+    def apply(self, state: StateT, seat: int, move: PostedMove, by: str | None = None,
               reason: str | None = None) -> tuple[StateT, list[Event]]:
-        """Apply a move known to be legal to a copy of ``state`` through its
-        handler; return the new state and its events.  A fallback played by
+        """Apply a move known to be legal (listed by :meth:`legal_moves`) to a
+        copy of ``state`` through its handler; return the new state and its events.  A fallback played by
         the clock (``by="clock"``) starts with ``timed_out {seat}`` (with the
         ``reason`` of a webhook seat's fallback, :data:`TIMED_OUT_REASONS`); a
         match ending with resigned seats ranks them last (:func:`rank_resigned`)."""
         draft = self.draft_class(self, self.copy_state(state))
         if by == BY_CLOCK:
             draft.emit(EVENT_TIMED_OUT, seat, **({} if reason is None else {"reason": reason}))
+        # The one place a move is narrowed to its game's type: ``move`` is a
+        # listed legal move (play() checked it), so it is the TypedDict of its
+        # ``type`` that the handler for that type takes (:data:`Handler`).
         self.handlers[move["type"]](draft, seat, move)
         order = resigned_seats(draft.state)
         if order and self.status(draft.state) == FINISHED:
@@ -776,19 +815,19 @@ class Game(Generic[StateT]):
                 if "winners" in event:
                     event["winners"] = list(result["winners"])
 
-    def play(self, state: StateT, seat: int, move: Move, by: str | None = None,
+    def play(self, state: StateT, seat: int, move: PostedMove, by: str | None = None,
              reason: str | None = None) -> tuple[StateT, list[Event]]:
         """Check and apply ``move`` for ``seat``: the one path of every move.
         ``by`` says who decided it when not the seat (:data:`BY`), ``reason``
         why a clock's fallback was played (:meth:`apply`); ``resign`` is open
         to any seat at any time (:meth:`resign`); a move may name a listed
         one by its ``id`` (:meth:`posted_move`)."""
-        move = self.posted_move(state, seat, move)
-        if move.get("type") == MOVE_RESIGN:
-            return self.resign(state, seat, move)
-        return self.apply(state, seat, move, by, reason)
+        chosen = self.posted_move(state, seat, move)
+        if chosen.get("type") == MOVE_RESIGN:
+            return self.resign(state, seat, chosen)
+        return self.apply(state, seat, chosen, by, reason)
 
-    def posted_move(self, state: StateT, seat: int, move: Move) -> Move:
+    def posted_move(self, state: StateT, seat: int, move: PostedMove) -> MoveT | Move:
         """The move :meth:`play` applies for a posted ``move``: the listed
         legal move it names (by its fields, or by its ``id``: contract "Moves
         as numbers"), or a ``resign`` as posted.  Raises in the contract's
@@ -796,7 +835,7 @@ class Game(Generic[StateT]):
         if self.status(state) == FINISHED:
             raise MatchFinished("the match is finished; no more moves are accepted")
         if move.get("type") == MOVE_RESIGN:
-            return move
+            return dict(move)
         if seat not in self.to_act(state):
             raise NotYourTurn(f"seat {seat} has no decision to make now; "
                               f"to act: {self.to_act(state)}")
@@ -810,7 +849,7 @@ class Game(Generic[StateT]):
             raise IllegalMove(self.why_illegal(state, seat, move, legal))
         return candidate
 
-    def _numbered(self, state: StateT, seat: int, move: Move) -> Move:
+    def _numbered(self, state: StateT, seat: int, move: PostedMove) -> MoveT:
         """The listed legal move with the posted move's ``id``; with other
         fields too, they must name that same move."""
         action = move["id"]
@@ -844,20 +883,20 @@ class Game(Generic[StateT]):
         """The number of distinct moves the game has at its largest player count."""
         return self.action_space.size
 
-    def action_id(self, move: Move) -> int:
+    def action_id(self, move: PostedMove) -> int:
         """The id (0 … :attr:`actions` − 1) of a fully specified ``move``: a
         function of its type and parameters alone (``label`` ignored); a
         ``ValueError`` for a move outside the space (``resign``)."""
         return self.action_space.id_of(move)
 
-    def move_of_action(self, state: StateT, seat: int, action: int) -> Move | None:
+    def move_of_action(self, state: StateT, seat: int, action: int) -> MoveT | None:
         """The listed legal move of ``seat`` whose id is ``action``, or ``None``."""
         if not _is_int(action) or state["status"] != ACTIVE or seat not in self.to_act(state):
             return None
         move = self.action_space.move_of(action)
         return None if move is None else listed_move(move, self.seat_moves_like(state, seat, move))
 
-    def resign(self, state: StateT, seat: int, move: Move) -> tuple[StateT, list[Event]]:
+    def resign(self, state: StateT, seat: int, move: PostedMove) -> tuple[StateT, list[Event]]:
         """``{"type": "resign"}``: any seat of an active match, whether or not
         it is to act (never listed in legal moves).  Emits ``resigned {seat}``;
         when one seat is left that has not resigned, the match ends at once
@@ -884,7 +923,7 @@ class Game(Generic[StateT]):
         draft.state["status"], draft.state["phase"], draft.state["result"] = FINISHED, self.finished_phase, result
         draft.emit(EVENT_MATCH_ENDED, None, reason="resigned", result=clone(result))
 
-    def fallback(self, state: StateT, seat: int) -> Move:
+    def fallback(self, state: StateT, seat: int) -> MoveT:
         """The move the server plays for ``seat`` (to act) when its clock runs
         out or it has resigned: the first legal move of the most preferred
         type in :attr:`fallback_types`, else the first legal move."""
@@ -945,10 +984,11 @@ def event_types(declaration: Declaration) -> dict[str, EventType]:
     return {**out, **{kind: e for kind, e in core.items() if kind not in out}}
 
 
-def check_declaration(game: Game[Any]) -> None:
+def check_declaration(game: Game[Any, Any]) -> None:
     """:class:`DeclarationError` unless ``game`` declares every piece: move
     types matching its handlers, each parameter's values known (its action
-    space, :mod:`engine.actions`), event types, view fields, the presets of
+    space, :mod:`engine.actions`), event types (each typed one with the
+    declared fields, :meth:`EventType.typed_mismatch`), view fields, the presets of
     :data:`REQUIRED_PRESETS` (valid options), a bot, a board and a docs page."""
     declaration = getattr(type(game), "declaration", None)
     if not isinstance(declaration, Declaration):
@@ -961,6 +1001,8 @@ def check_declaration(game: Game[Any]) -> None:
     if not set(game.fallback_types) <= moves:
         problems.append("fallback_types not among the declared moves")
     problems += [f"preset {name!r}" for name in REQUIRED_PRESETS if name not in declaration.presets]
+    problems += [f"event {e.type!r}'s TypedDict {why}" for e in declaration.events
+                 if (why := e.typed_mismatch()) is not None]
     if problems:
         raise DeclarationError(f"game {game.id!r} lacks or contradicts: {'; '.join(problems)}")
     try:
@@ -978,9 +1020,9 @@ def check_declaration(game: Game[Any]) -> None:
 class Registry:
     """Maps game ids to engines; the service's only way to reach a game."""
 
-    games: dict[str, Game[Any]] = field(default_factory=dict)
+    games: dict[str, Game[Any, Any]] = field(default_factory=dict)
 
-    def register(self, game: Game[Any]) -> Game[Any]:
+    def register(self, game: Game[Any, Any]) -> Game[Any, Any]:
         """Add ``game`` (:class:`DeclarationError` if its declaration lacks a
         piece, :func:`check_declaration`, or its id is taken)."""
         check_declaration(game)
@@ -989,10 +1031,10 @@ class Registry:
         self.games[game.id] = game
         return game
 
-    def get(self, game_id: str) -> Game[Any] | None:
+    def get(self, game_id: str) -> Game[Any, Any] | None:
         return self.games.get(game_id)
 
-    def __iter__(self) -> Iterator[Game[Any]]:
+    def __iter__(self) -> Iterator[Game[Any, Any]]:
         return iter(self.games.values())
 
     def ids(self) -> list[str]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypedDict
 
 if TYPE_CHECKING:
     from engine.core import Viewer
@@ -184,6 +184,35 @@ class MoveType:
     domains: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
 
 
+#: The fields of one event type, as keyword parameters (:class:`EventKind`)
+FieldsP = ParamSpec("FieldsP")
+
+
+class NoFields(TypedDict):
+    """The fields of an event that has none besides ``type`` and ``seat``."""
+
+
+class EventKind(str, Generic[FieldsP]):
+    """The name of an event type (a ``str``: the events' ``type``) typed with
+    its fields: ``fields`` is a ``TypedDict`` of them (besides ``type`` and
+    ``seat``), so that mypy checks every ``Draft.emit`` of it: a misspelt,
+    missing, extra or mistyped field is an error.  E.g.
+    ``EVENT_DREW = EventKind("drew", Drew)`` with ``class Drew(TypedDict):
+    card: str``.  An :class:`EventType` named by it keeps the plain name and
+    checks the ``TypedDict`` against its fields (:meth:`EventType.typed_mismatch`)."""
+
+    fields: Callable[FieldsP, object]
+
+    def __new__(cls, name: str, fields: Callable[FieldsP, object]) -> EventKind[FieldsP]:
+        kind = super().__new__(cls, name)
+        kind.fields = fields
+        return kind
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Copied and pickled as a new kind of the same name and fields."""
+        return EventKind, (str(self), self.fields)
+
+
 #: the fields every event has besides its own: ``type`` and the acting ``seat``
 ENVELOPE = ("type", "seat")
 #: the field the service stamps on a stored event (the version its move
@@ -204,6 +233,9 @@ class EventType:
     optional: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        # an EventKind leaves its TypedDict here; ``type`` is the plain name (JSON, schemas)
+        object.__setattr__(self, "typed", self.type.fields if isinstance(self.type, EventKind) else None)
+        object.__setattr__(self, "type", str(self.type))
         names = frozenset((*ENVELOPE, *self.fields))
         required = names - frozenset(self.optional)
         hidden = {name: f.visibility for name, f in self.fields.items() if f.visibility is not PUBLIC}
@@ -221,6 +253,23 @@ class EventType:
     stamped: frozenset[str] = field(init=False, repr=False, compare=False)
     required: frozenset[str] = field(init=False, repr=False, compare=False)
     hidden: Mapping[str, Private | Redacted] = field(init=False, repr=False, compare=False)
+    #: the ``TypedDict`` (class) of the fields when the type is named by an
+    #: :class:`EventKind`, else ``None``
+    typed: Any = field(init=False, repr=False, compare=False)
+
+    def typed_mismatch(self) -> str | None:
+        """How the ``TypedDict`` of a typed event type differs from the
+        declared fields (the optional ones optional, ``total=False``), or
+        ``None``; a type named by a plain ``str`` is not typed."""
+        if self.typed is None:
+            return None
+        required: set[str] = set(self.typed.__required_keys__)
+        optional: set[str] = set(self.typed.__optional_keys__)
+        if required | optional != set(self.fields):
+            return f"has fields {sorted(required | optional)}, the declaration {sorted(self.fields)}"
+        if optional != set(self.optional):
+            return f"makes {sorted(optional)} optional, the declaration {sorted(self.optional)}"
+        return None
 
     def mismatch(self, event: Mapping[str, Any], stamped: bool = False) -> str | None:
         """Why ``event`` differs from this declaration, or ``None``; a

@@ -28,11 +28,11 @@ from __future__ import annotations
 import random
 from bisect import insort
 from collections.abc import Sequence
-from typing import Any, TypedDict, cast
+from typing import Any, Final, Literal, NotRequired, TypedDict, cast
 
 from engine import core, worlds
 from engine import declaration as d
-from engine.core import ACTIVE, FINISHED, CoreState, Draft, Game, Handler, Move, Option, Viewer
+from engine.core import ACTIVE, FINISHED, CoreState, Draft, Game, Handler, Option, PostedMove, Viewer
 
 GAME_ID = "mein-lieber-biber"
 
@@ -103,20 +103,19 @@ RING_COLOUR_INDEX: list[int | None] = [None, *(COLOUR_INDEX[c] for c in RING_COL
 
 # --------------------------------------------------------------------------
 # Phases (MLB-4, MLB-6.4), moves (MLB-4.3..4.8) and reward kinds (MLB-4.7),
-# events (MLB-8.1) and their reasons.
+# the reasons in events (MLB-8.1).
 # --------------------------------------------------------------------------
 PHASE_PLAY, PHASE_EXCHANGE, PHASE_REWARD, PHASE_DRAW, PHASE_FINISHED = (
     "play", "exchange", "reward", "draw", "finished")
 
-MOVE_DRAW, MOVE_PLAY, MOVE_EXCHANGE, MOVE_DISCARD, MOVE_REWARD, MOVE_PASS = (
-    "draw", "play", "exchange", "discard", "reward", "pass")
-TAKE_STICK, TAKE_CARD = "stick", "card"
-
-EVENT_ROUND_STARTED, EVENT_DEALT, EVENT_DREW, EVENT_PLAYED, EVENT_TIPPED = (
-    "round_started", "dealt", "drew", "played", "tipped")
-EVENT_REWARDED, EVENT_PASSED, EVENT_EXCHANGED, EVENT_DISCARDED = (
-    "rewarded", "passed", "exchanged", "discarded")
-EVENT_ROUND_ENDED, EVENT_MATCH_ENDED = "round_ended", "match_ended"
+MOVE_DRAW: Final = "draw"
+MOVE_PLAY: Final = "play"
+MOVE_EXCHANGE: Final = "exchange"
+MOVE_DISCARD: Final = "discard"
+MOVE_REWARD: Final = "reward"
+MOVE_PASS: Final = "pass"
+TAKE_STICK: Final = "stick"
+TAKE_CARD: Final = "card"
 
 #: why a card was drawn (``drew.reason``): a top-up (MLB-4.3) or the draw after a move (MLB-4.8)
 REASON_TOP_UP, REASON_AFTER_MOVE = "top_up", "draw"
@@ -235,19 +234,130 @@ def _round_end_reason(state: MeinLieberBiberState, mover: int) -> str | None:
 
 
 # --------------------------------------------------------------------------
+# The moves as listed, one TypedDict per move type (MLB-4.3..4.8; DECLARATION).
+# --------------------------------------------------------------------------
+class Draw(TypedDict):
+    type: Literal["draw"]
+    pile: int
+
+
+class Play(TypedDict):
+    type: Literal["play"]
+    card: str
+    beaver: str
+
+
+class Exchange(TypedDict):
+    type: Literal["exchange"]
+    card: str
+    pile: int
+
+
+class Discard(TypedDict):
+    type: Literal["discard"]
+    card: str
+
+
+class Reward(TypedDict):
+    type: Literal["reward"]
+    take: Literal["stick", "card"]
+    #: the pile of ``take: "card"`` only
+    pile: NotRequired[int]
+
+
+class Pass(TypedDict):
+    type: Literal["pass"]
+
+
+MeinLieberBiberMove = Draw | Play | Exchange | Discard | Reward | Pass
+
+
+# --------------------------------------------------------------------------
+# The events' fields besides type and seat, one TypedDict per event type
+# (MLB-8.1; DECLARATION).
+# --------------------------------------------------------------------------
+class RoundStarted(TypedDict):
+    round: int
+    start_seat: int
+
+
+class Dealt(TypedDict):
+    cards: list[str]
+
+
+class Drew(TypedDict):
+    pile: int
+    card: str
+    reason: str
+
+
+#: ``from`` is a Python keyword, hence the functional form
+Played = TypedDict("Played", {"card": str, "beaver": str, "from": int, "to": int, "joker": bool})
+
+
+class Tipped(TypedDict):
+    load: list[int]
+    returned: int
+
+
+class Rewarded(TypedDict):
+    take: str
+    pile: int | None
+    card: str | None
+
+
+class Exchanged(TypedDict):
+    card: str
+    pile: int
+    drawn: str
+
+
+class Discarded(TypedDict):
+    card: str
+
+
+class RoundEnded(TypedDict):
+    round: int
+    reason: str
+    by: int
+    sticks: list[int]
+    supply: int
+
+
+class MatchEnded(TypedDict):
+    result: dict[str, Any]
+
+
+EVENT_ROUND_STARTED = d.EventKind("round_started", RoundStarted)
+EVENT_DEALT = d.EventKind("dealt", Dealt)
+EVENT_DREW = d.EventKind("drew", Drew)
+EVENT_PLAYED = d.EventKind("played", Played)
+EVENT_TIPPED = d.EventKind("tipped", Tipped)
+EVENT_REWARDED = d.EventKind("rewarded", Rewarded)
+EVENT_PASSED = d.EventKind("passed", d.NoFields)
+EVENT_EXCHANGED = d.EventKind("exchanged", Exchanged)
+EVENT_DISCARDED = d.EventKind("discarded", Discarded)
+EVENT_ROUND_ENDED = d.EventKind("round_ended", RoundEnded)
+EVENT_MATCH_ENDED = d.EventKind("match_ended", MatchEnded)
+
+
+# --------------------------------------------------------------------------
 # Legal moves (MLB-4.9) and refusal reasons (MLB-4.10).
 # --------------------------------------------------------------------------
-def _seat_moves(state: MeinLieberBiberState, seat: int) -> list[Move]:
+def _seat_moves(state: MeinLieberBiberState, seat: int) -> list[MeinLieberBiberMove]:
     """Every legal move of the seat to act, in the order of MLB-4.9."""
     phase, piles = state["phase"], state["piles"]
     open_piles = [p for p in (0, 1) if piles[p]]
     hand = state["hands"][seat]
+    moves: list[MeinLieberBiberMove] = []
     if phase == PHASE_REWARD:
-        return ([{"type": MOVE_REWARD, "take": TAKE_STICK}]
-                + [{"type": MOVE_REWARD, "take": TAKE_CARD, "pile": p} for p in open_piles])
+        moves.append({"type": MOVE_REWARD, "take": TAKE_STICK})
+        moves += [{"type": MOVE_REWARD, "take": TAKE_CARD, "pile": p} for p in open_piles]
+        return moves
     if phase == PHASE_DRAW:
-        return [{"type": MOVE_DRAW, "pile": p} for p in open_piles] + [{"type": MOVE_PASS}]
-    moves: list[Move] = []
+        moves += [{"type": MOVE_DRAW, "pile": p} for p in open_piles]
+        moves.append({"type": MOVE_PASS})
+        return moves
     if len(hand) < HAND_SIZE:
         moves += [{"type": MOVE_DRAW, "pile": p} for p in open_piles]
     if phase == PHASE_PLAY:
@@ -261,7 +371,7 @@ def _seat_moves(state: MeinLieberBiberState, seat: int) -> list[Move]:
     return moves
 
 
-def _why_illegal(state: MeinLieberBiberState, seat: int, move: Move) -> str | None:
+def _why_illegal(state: MeinLieberBiberState, seat: int, move: PostedMove) -> str | None:
     """A specific sentence for common refusals, or None for the generic one
     (MLB-4.10: only public facts or the seat's own)."""
     kind, phase, hand = move.get("type"), state["phase"], state["hands"][seat]
@@ -393,7 +503,7 @@ def _end_round(draft: Draft[MeinLieberBiberState], reason: str, by: int) -> None
 # Move handlers (MLB-4.3..4.8): each applies one legal move and every
 # automatic step after it.
 # --------------------------------------------------------------------------
-def _do_draw(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
+def _do_draw(draft: Draft[MeinLieberBiberState], seat: int, move: Draw) -> None:
     """Top-up in `play`/`exchange` (MLB-4.3, D8) or the optional draw after a move (MLB-4.8)."""
     state = draft.state
     top_up = state["phase"] != PHASE_DRAW
@@ -407,7 +517,7 @@ def _do_draw(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
         _end_turn(state)
 
 
-def _do_play(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
+def _do_play(draft: Draft[MeinLieberBiberState], seat: int, move: Play) -> None:
     """MLB-4.4: lay the card, move the beaver, then tip check, reward, round end, draw."""
     state = draft.state
     card, beaver = CARD_INDEX[move["card"]], COLOUR_INDEX[move["beaver"]]
@@ -427,7 +537,7 @@ def _do_play(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
         _after_reward(draft, seat)
 
 
-def _do_reward(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
+def _do_reward(draft: Draft[MeinLieberBiberState], seat: int, move: Reward) -> None:
     """MLB-4.7: a stick from the supply or the top card of a pile."""
     state = draft.state
     if move["take"] == TAKE_STICK:
@@ -441,7 +551,7 @@ def _do_reward(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> Non
     _after_reward(draft, seat)
 
 
-def _do_exchange(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
+def _do_exchange(draft: Draft[MeinLieberBiberState], seat: int, move: Exchange) -> None:
     """MLB-4.5, D9: forced exchange; the phase is re-evaluated (MLB-4.0)."""
     state = draft.state
     card, pile = CARD_INDEX[move["card"]], move["pile"]
@@ -451,7 +561,7 @@ def _do_exchange(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> N
     state["phase"] = _turn_phase(state)
 
 
-def _do_discard(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
+def _do_discard(draft: Draft[MeinLieberBiberState], seat: int, move: Discard) -> None:
     """MLB-4.6, D10: stuck with both piles empty; an empty hand ends the round."""
     state = draft.state
     card = CARD_INDEX[move["card"]]
@@ -463,7 +573,7 @@ def _do_discard(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> No
         _end_round(draft, REASON_HAND_EMPTY, seat)
 
 
-def _do_pass(draft: Draft[MeinLieberBiberState], seat: int, move: Move) -> None:
+def _do_pass(draft: Draft[MeinLieberBiberState], seat: int, move: Pass) -> None:
     """MLB-4.8: no draw after the move; the turn passes on."""
     draft.emit(EVENT_PASSED, seat)
     _end_turn(draft.state)
@@ -663,7 +773,7 @@ STATE_COPIERS: core.Copiers = {
 # --------------------------------------------------------------------------
 # The engine.
 # --------------------------------------------------------------------------
-class MeinLieberBiber(Game[MeinLieberBiberState]):
+class MeinLieberBiber(Game[MeinLieberBiberState, MeinLieberBiberMove]):
     """Mein Lieber Biber: move any beaver, collect sticks, don't tip the raft."""
 
     id = GAME_ID
@@ -701,10 +811,11 @@ class MeinLieberBiber(Game[MeinLieberBiberState]):
         """MLB-4.0: the seat whose turn it is while active; nobody once finished."""
         return [state["turn"]] if state["status"] == ACTIVE else []
 
-    def seat_moves(self, state: MeinLieberBiberState, seat: int) -> list[Move]:
+    def seat_moves(self, state: MeinLieberBiberState, seat: int) -> list[MeinLieberBiberMove]:
         return _seat_moves(state, seat)
 
-    def why_illegal(self, state: MeinLieberBiberState, seat: int, move: Move, legal: list[Move]) -> str:
+    def why_illegal(self, state: MeinLieberBiberState, seat: int, move: PostedMove,
+                    legal: list[MeinLieberBiberMove]) -> str:
         """MLB-4.10: say which rule refuses the move (only public or own facts)."""
         return _why_illegal(state, seat, move) or super().why_illegal(state, seat, move, legal)
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Final, Literal, NotRequired, TypedDict, cast
 
 from engine import declaration as d
 from engine import worlds
@@ -56,8 +56,8 @@ from engine.core import (
     Event,
     Game,
     Handler,
-    Move,
     Option,
+    PostedMove,
     Viewer,
     copy_layout,
     copy_rows,
@@ -114,20 +114,112 @@ START, WATER, AVENUE, LAVA, FISH_POND, RAPIDS, WOLF, PARADISE = (
 PHASE_PLAY, PHASE_FINISHED = "play", "over"
 
 # --- moves (TB-4.2) and their parameters -------------------------------------
-MOVE_USE_TURBO, MOVE_GUESS, MOVE_RAPIDS, MOVE_AVENUE, MOVE_DAM = (
-    "use_turbo", "guess", "rapids", "avenue", "dam")
-HIGHER, LOWER = "higher", "lower"
+MOVE_USE_TURBO: Final = "use_turbo"
+MOVE_GUESS: Final = "guess"
+MOVE_RAPIDS: Final = "rapids"
+MOVE_AVENUE: Final = "avenue"
+MOVE_DAM: Final = "dam"
+HIGHER: Final = "higher"
+LOWER: Final = "lower"
+
+
+# --- the moves as listed (TB-4.2; DECLARATION): a TypedDict per move type -----------
+class UseTurbo(TypedDict):
+    type: Literal["use_turbo"]
+
+
+class Guess(TypedDict):
+    """``guess``, and ``rapids`` on the rapids space: the same parameters
+    (one generator lists both, :func:`_two_ways`)."""
+
+    type: Literal["guess", "rapids"]
+    dir: Literal["higher", "lower"]
+    #: listed only as ``true`` (TB-4.3: ``false`` is the move without it)
+    vision: NotRequired[bool]
+
+
+class Avenue(TypedDict):
+    type: Literal["avenue"]
+    value: str
+
+
+class Dam(TypedDict):
+    type: Literal["dam"]
+
+
+ThirteenBeaversMove = UseTurbo | Guess | Avenue | Dam
 
 # --- outcomes of an answer (TB-4.5, D6) ---------------------------------------
 OUTCOME_RIGHT, OUTCOME_WRONG, OUTCOME_EQUAL, OUTCOME_EXACT, OUTCOME_MISS = (
     "right", "wrong", "equal", "exact", "miss")
 
-# --- events (TB-8.1) ----------------------------------------------------------
-EVENT_MATCH_STARTED, EVENT_TURN_STARTED, EVENT_TURBO_USED, EVENT_ANSWERED, EVENT_VISION_USED = (
-    "match_started", "turn_started", "turbo_used", "answered", "vision_used")
-EVENT_MOVED, EVENT_DAM_PLACED, EVENT_WOLF_REVEALED, EVENT_CAVE_OPENED, EVENT_FISH_CAUGHT = (
-    "moved", "dam_placed", "wolf_revealed", "cave_opened", "fish_caught")
-EVENT_TURN_ENDED, EVENT_RESHUFFLED, EVENT_MATCH_ENDED = "turn_ended", "reshuffled", "match_ended"
+# --- events (TB-8.1): their fields besides type and seat, one TypedDict per event type ---
+class MatchStarted(TypedDict):
+    first_seat: int
+    face_up: str
+
+
+class TurnStarted(TypedDict):
+    turn: int
+
+
+class Answered(TypedDict):
+    move: str
+    dir: str | None
+    value: str | None
+    previous: str
+    card: str
+    outcome: str
+
+
+#: ``from`` is a Python keyword, hence the functional form
+Moved = TypedDict("Moved", {"from": int, "to": int, "cause": str})
+
+
+class DamPlaced(TypedDict):
+    space: int
+    cause: str
+
+
+class WolfRevealed(TypedDict):
+    token: str
+
+
+class CaveOpened(TypedDict):
+    removed: list[str]
+
+
+class FishCaught(TypedDict):
+    fish: str
+
+
+class TurnEnded(TypedDict):
+    reason: str
+
+
+class Reshuffled(TypedDict):
+    face_up: str
+    draw: list[str]
+
+
+class MatchEnded(TypedDict):
+    reason: str
+    winners: list[int]
+
+
+EVENT_MATCH_STARTED = d.EventKind("match_started", MatchStarted)
+EVENT_TURN_STARTED = d.EventKind("turn_started", TurnStarted)
+EVENT_TURBO_USED = d.EventKind("turbo_used", d.NoFields)
+EVENT_ANSWERED = d.EventKind("answered", Answered)
+EVENT_VISION_USED = d.EventKind("vision_used", d.NoFields)
+EVENT_MOVED = d.EventKind("moved", Moved)
+EVENT_DAM_PLACED = d.EventKind("dam_placed", DamPlaced)
+EVENT_WOLF_REVEALED = d.EventKind("wolf_revealed", WolfRevealed)
+EVENT_CAVE_OPENED = d.EventKind("cave_opened", CaveOpened)
+EVENT_FISH_CAUGHT = d.EventKind("fish_caught", FishCaught)
+EVENT_TURN_ENDED = d.EventKind("turn_ended", TurnEnded)
+EVENT_RESHUFFLED = d.EventKind("reshuffled", Reshuffled)
+EVENT_MATCH_ENDED = d.EventKind("match_ended", MatchEnded)
 
 # --- reasons (TB-8.1): ``cause`` of moved / dam_placed, ``reason`` of
 # turn_ended / match_ended --------------------------------------------------
@@ -195,7 +287,7 @@ BOARDS = {
 # ---------------------------------------------------------------------------
 # Pure rules: answers, legal moves, why a move is refused.
 # ---------------------------------------------------------------------------
-def _outcome_of(move: Move, previous: str, card: str) -> str:
+def _outcome_of(move: Guess | Avenue, previous: str, card: str) -> str:
     """TB-4.5, D6: right/wrong/equal for guess and rapids, exact/miss for avenue."""
     if move["type"] == MOVE_AVENUE:
         return OUTCOME_EXACT if card == move["value"] else OUTCOME_MISS
@@ -205,19 +297,19 @@ def _outcome_of(move: Move, previous: str, card: str) -> str:
     return OUTCOME_RIGHT if (new > old) == (move["dir"] == HIGHER) else OUTCOME_WRONG
 
 
-def _two_ways(kind: str, vision: bool) -> list[Move]:
+def _two_ways(kind: Literal["guess", "rapids"], vision: bool) -> list[Guess]:
     """TB-4.2 (2)–(4): higher, lower, then both armed with Vision if held."""
-    moves: list[Move] = [{"type": kind, "dir": HIGHER}, {"type": kind, "dir": LOWER}]
+    moves: list[Guess] = [{"type": kind, "dir": HIGHER}, {"type": kind, "dir": LOWER}]
     if vision:
         moves += [{"type": kind, "dir": HIGHER, "vision": True}, {"type": kind, "dir": LOWER, "vision": True}]
     return moves
 
 
-def _seat_moves(state: ThirteenBeaversState, seat: int) -> list[Move]:
+def _seat_moves(state: ThirteenBeaversState, seat: int) -> list[ThirteenBeaversMove]:
     """TB-4.2, in its exact order, for the active seat."""
     held, answers = state["fish"][seat], state["answers"]
     kind = BOARDS[state["board"]].kinds[state["beaver"][seat]]
-    moves: list[Move] = []
+    moves: list[ThirteenBeaversMove] = []
     if TURBO in held and answers == 0 and not state["turbo"]:
         moves.append({"type": MOVE_USE_TURBO})
     moves += _two_ways(MOVE_GUESS, VISION in held)
@@ -230,14 +322,15 @@ def _seat_moves(state: ThirteenBeaversState, seat: int) -> list[Move]:
     return moves
 
 
-def _normalize_move(move: Move) -> Move:
+def _normalize_move(move: PostedMove) -> PostedMove:
     """TB-4.3: ``"vision": false`` is the same move as no ``vision`` field."""
     if move.get("vision") is False:
         return {k: v for k, v in move.items() if k != "vision"}
     return move
 
 
-def _why_illegal(state: ThirteenBeaversState, seat: int, move: Move, legal: list[Move]) -> str | None:
+def _why_illegal(state: ThirteenBeaversState, seat: int, move: PostedMove,
+                 legal: list[ThirteenBeaversMove]) -> str | None:
     """Why a legal type has wrong parameters, or why the type is not possible now (TB-4.2)."""
     kind = move.get("type")
     if kind in {m["type"] for m in legal}:
@@ -245,7 +338,7 @@ def _why_illegal(state: ThirteenBeaversState, seat: int, move: Move, legal: list
     return _why_illegal_now(state, seat, kind)
 
 
-def _why_illegal_parameters(move: Move) -> str | None:
+def _why_illegal_parameters(move: PostedMove) -> str | None:
     """Why a move of a legal type has wrong parameters (TB-4.2, TB-4.3)."""
     if move["type"] == MOVE_AVENUE and move.get("value") not in CARD_VALUES:
         return 'avenue needs "value": a card id string "1"…"13" (TB-4.2)'
@@ -290,13 +383,14 @@ class _BeaverDraft(Draft[ThirteenBeaversState]):
         return self.board.kinds[space] == WOLF and bool(self.state["cave"])
 
     # --- cards ---------------------------------------------------------
-    def answer(self, seat: int, move: Move) -> tuple[str, bool]:
+    def answer(self, seat: int, move: Guess | Avenue) -> tuple[str, bool]:
         """TB-4.5: turn a card, report it, reshuffle if needed.  Vision
         (TB-4.6, D12) turns a wrong answer into a right one.  Returns the
         outcome and whether Vision saved it."""
         previous, card = self.turn_card()
         outcome = _outcome_of(move, previous, card)
-        self.emit(EVENT_ANSWERED, seat, move=move["type"], dir=move.get("dir"), value=move.get("value"),
+        direction, value = (None, move["value"]) if move["type"] == MOVE_AVENUE else (move["dir"], None)
+        self.emit(EVENT_ANSWERED, seat, move=move["type"], dir=direction, value=value,
                   previous=previous, card=card, outcome=outcome)
         self.reshuffle_if_empty()
         if outcome == OUTCOME_WRONG and move.get("vision"):
@@ -350,7 +444,7 @@ class _BeaverDraft(Draft[ThirteenBeaversState]):
         start = self.state["beaver"][seat]
         if start != to:
             self.state["beaver"][seat] = to
-            self.emit(EVENT_MOVED, seat, **{"from": start, "to": to, "cause": cause})
+            self.emit(EVENT_MOVED, seat, **{"from": start}, to=to, cause=cause)
 
     def place_dam(self, seat: int, space: int, cause: str) -> None:
         """TB-8.1: ``dam_placed`` whenever a rule places the dam, even in place."""
@@ -445,14 +539,14 @@ def _setup(draft: _BeaverDraft, names: list[str], seed: int, options: dict[str, 
     draft.start_turn(options["first_seat"])
 
 
-def _do_use_turbo(draft: _BeaverDraft, seat: int, move: Move) -> None:
+def _do_use_turbo(draft: _BeaverDraft, seat: int, move: UseTurbo) -> None:
     """TB-4.4, D11: the turn's right guesses move two spaces."""
     draft.spend(seat, TURBO)
     draft.state["turbo"] = True
     draft.emit(EVENT_TURBO_USED, seat)
 
 
-def _do_guess(draft: _BeaverDraft, seat: int, move: Move) -> None:
+def _do_guess(draft: _BeaverDraft, seat: int, move: Guess) -> None:
     """TB-4.6, D7: right moves on (two with turbo), wrong returns the beaver
     to its dam, equal places the dam (on lava: both back to water)."""
     outcome, saved = draft.answer(seat, move)
@@ -470,7 +564,7 @@ def _do_guess(draft: _BeaverDraft, seat: int, move: Move) -> None:
         draft.end_turn(seat, REASON_EQUAL)
 
 
-def _do_rapids(draft: _BeaverDraft, seat: int, move: Move) -> None:
+def _do_rapids(draft: _BeaverDraft, seat: int, move: Guess) -> None:
     """TB-4.7, D8: three forward (turbo ignored), or back to min(dam, R−3)."""
     outcome, saved = draft.answer(seat, move)
     space = draft.state["beaver"][seat]
@@ -485,7 +579,7 @@ def _do_rapids(draft: _BeaverDraft, seat: int, move: Move) -> None:
         draft.end_turn(seat, REASON_EQUAL)
 
 
-def _do_avenue(draft: _BeaverDraft, seat: int, move: Move) -> None:
+def _do_avenue(draft: _BeaverDraft, seat: int, move: Avenue) -> None:
     """TB-4.8, D9: exact jumps to the exit; a miss sends beaver and dam to Start."""
     outcome, _ = draft.answer(seat, move)
     if outcome == OUTCOME_EXACT:
@@ -497,7 +591,7 @@ def _do_avenue(draft: _BeaverDraft, seat: int, move: Move) -> None:
         draft.end_turn(seat, REASON_AVENUE_MISS)
 
 
-def _do_dam(draft: _BeaverDraft, seat: int, move: Move) -> None:
+def _do_dam(draft: _BeaverDraft, seat: int, move: Dam) -> None:
     """TB-4.12: secure the progress and end the turn."""
     draft.place_dam(seat, draft.state["beaver"][seat], REASON_DAM)
     draft.end_turn(seat, REASON_DAM)
@@ -660,7 +754,7 @@ STATE_COPIERS: Copiers = {
 # ---------------------------------------------------------------------------
 # The engine.
 # ---------------------------------------------------------------------------
-class ThirteenBeavers(Game[ThirteenBeaversState]):
+class ThirteenBeavers(Game[ThirteenBeaversState, ThirteenBeaversMove]):
     """13 Beavers: guess higher or lower, dam your progress, reach Paradise."""
 
     id = GAME_ID
@@ -706,13 +800,14 @@ class ThirteenBeavers(Game[ThirteenBeaversState]):
         active = state["active"]
         return [active] if state["status"] == ACTIVE and active is not None else []
 
-    def seat_moves(self, state: ThirteenBeaversState, seat: int) -> list[Move]:
+    def seat_moves(self, state: ThirteenBeaversState, seat: int) -> list[ThirteenBeaversMove]:
         return _seat_moves(state, seat)
 
-    def normalize_move(self, move: Move) -> Move:
+    def normalize_move(self, move: PostedMove) -> PostedMove:
         return _normalize_move(move)
 
-    def why_illegal(self, state: ThirteenBeaversState, seat: int, move: Move, legal: list[Move]) -> str:
+    def why_illegal(self, state: ThirteenBeaversState, seat: int, move: PostedMove,
+                    legal: list[ThirteenBeaversMove]) -> str:
         """Name the TB-4.2 condition ``move`` misses (only the seat's own facts)."""
         return _why_illegal(state, seat, move, legal) or super().why_illegal(state, seat, move, legal)
 

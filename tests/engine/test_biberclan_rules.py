@@ -10,7 +10,7 @@ from collections import Counter
 import orjson
 import pytest
 
-from engine.biberclan import BiberClan, canonical
+from engine.biberclan import BiberClan, BiberClanMove, canonical
 from engine.core import (
     ADMIN_VIEWER,
     FINISHED,
@@ -70,7 +70,7 @@ def board(state, viewer=ADMIN_VIEWER) -> dict:
     return GAME.view(state, viewer)["board"]
 
 
-def legal(state, types=None) -> list[dict]:
+def legal(state, types=None) -> list[BiberClanMove]:
     moves = GAME.legal_moves(state, GAME.to_act(state)[0])
     return [m for m in moves if types is None or m["type"] in types]
 

@@ -1,0 +1,83 @@
+"""Typed moves and events: mypy checks their keys, registration checks the
+events' ``TypedDict`` against the declaration (docs/adding-a-game.md,
+"Typed moves and events").
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+import textwrap
+from pathlib import Path
+from typing import TypedDict
+
+import pytest
+from mypy import api
+
+from engine import REGISTRY, biberbande
+from engine.core import CORE_EVENTS, Registry
+from engine.declaration import DeclarationError, EventKind, EventType
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_event_type_is_typed_as_declared() -> None:
+    """Each game names every event type it declares by an ``EventKind``
+    whose ``TypedDict`` has exactly the declared fields; the core's too."""
+    for game in REGISTRY:
+        for event in (*game.declaration.events, *CORE_EVENTS):
+            assert event.typed is not None, (game.id, event.type)
+            assert event.typed_mismatch() is None, (game.id, event.type)
+
+
+def test_an_emitted_event_has_a_plain_type() -> None:
+    """The ``type`` an event carries is a plain ``str`` (its JSON is the same)."""
+    state, events, _ = REGISTRY.games["biberbande"].create(["a", "b"], 1, {"rounds": 1})
+    assert events and all(type(e["type"]) is str for e in events)
+
+
+def _with_event(event: EventType) -> biberbande.Biberbande:
+    """Biberbande declaring ``event`` in place of its own of that type."""
+    events = tuple(event if e.type == event.type else e for e in biberbande.DECLARATION.events)
+    declaration = dataclasses.replace(biberbande.DECLARATION, events=events)
+    return type("Mistyped", (biberbande.Biberbande,), {"id": "mistyped", "declaration": declaration})()
+
+
+def test_registration_refuses_a_typed_event_with_other_fields() -> None:
+    """An event's ``TypedDict`` that lacks a declared field fails registration."""
+    class Drew(TypedDict):
+        card: str
+
+    game = _with_event(dataclasses.replace(next(e for e in biberbande.DECLARATION.events if e.type == "drew"),
+                                           type=EventKind("drew", Drew)))
+    with pytest.raises(DeclarationError, match=r"event 'drew'.s TypedDict has fields \['card'\], "
+                                               r"the declaration \['card', 'stage'\]"):
+        Registry().register(game)
+
+
+MISTAKES = textwrap.dedent('''
+    from engine import biberbande as bb
+    from engine.core import Draft
+
+
+    def listed() -> list[bb.BiberbandeMove]:
+        return [{"type": "use_peek", "slots": 1}]
+
+
+    def handler(draft: Draft[bb.BiberbandeState], seat: int, move: bb.UseSwap) -> None:
+        draft.state["display"][move["target_set"]] = ""
+        draft.emit(bb.EVENT_USED_PEEK, seat, slott=move["slot"], card="3")
+        draft.emit(bb.EVENT_DREW, seat, card="3")
+        draft.emit(bb.EVENT_KNOCKED, seat, turn="2")
+''')
+
+
+def test_mypy_refuses_misspelt_moves_and_events(tmp_path: Path) -> None:
+    """A listed move with a misspelt key, a handler reading one, and an
+    emit with a misspelt, missing or mistyped field are mypy errors."""
+    source = tmp_path / "mistakes.py"
+    source.write_text(MISTAKES)
+    out, err, status = api.run(["--config-file", str(ROOT / "pyproject.toml"), "--no-incremental",
+                                "--follow-imports=silent", "--show-error-codes", str(source)])
+    assert status == 1, out + err
+    lines = sorted(int(n) for n in re.findall(r"mistakes\.py:(\d+): error", out))
+    assert lines == [7, 11, 12, 13, 14], out
