@@ -21,7 +21,7 @@ class Step(Generic[StateT]):
     """One applied move: who, what, the state before and after, its events."""
 
     seat: int | None
-    move: dict[str, Any] | None
+    move: Mapping[str, Any] | None
     before: StateT | None
     after: StateT
     events: list[dict[str, Any]]
@@ -29,7 +29,7 @@ class Step(Generic[StateT]):
 
 @dataclass
 class Playout(Generic[StateT]):
-    game: Game[StateT]
+    game: Game[StateT, Any]
     names: list[str]
     seed: int
     options: dict[str, Any]
@@ -40,7 +40,7 @@ class Playout(Generic[StateT]):
         return self.steps[-1].after
 
     @property
-    def moves(self) -> list[tuple[int, dict[str, Any]]]:
+    def moves(self) -> list[tuple[int, Mapping[str, Any]]]:
         return [(s.seat, s.move) for s in self.steps[1:] if s.seat is not None and s.move is not None]
 
 
@@ -49,7 +49,7 @@ def viewers(n: int) -> list[Viewer]:
     return [SPECTATOR_VIEWER, ADMIN_VIEWER, *(seat_viewer(s) for s in range(n))]
 
 
-def play_out(game: Game[StateT], n: int, seed: int, options: dict[str, Any] | None = None, *,
+def play_out(game: Game[StateT, Any], n: int, seed: int, options: dict[str, Any] | None = None, *,
              rng: random.Random | None = None,
              check: Callable[[Step[StateT]], None] | None = None,
              max_moves: int = 200_000) -> Playout[StateT]:
@@ -79,7 +79,7 @@ def play_out(game: Game[StateT], n: int, seed: int, options: dict[str, Any] | No
     return out
 
 
-def replay(game: Game[StateT], playout: Playout[StateT]) -> StateT:
+def replay(game: Game[StateT, Any], playout: Playout[StateT]) -> StateT:
     """Apply a playout's moves to a fresh match; return the final state."""
     state, _, _ = game.create(playout.names, playout.seed, playout.options)
     for seat, move in playout.moves:

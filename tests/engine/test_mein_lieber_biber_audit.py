@@ -401,9 +401,10 @@ def test_mlb_4_1_d15_jokers():
     never another beaver while its own is on the raft, never its own departed beaver."""
     state, _ = new(fill("red-3", "blue-1", "orange-2", "red-8", "yellow-7", "green-1"))
     s = with_positions(state, red=31, orange=5, yellow=29, purple=31)
-    got = [m["beaver"] for m in GAME.legal_moves(s, 0) if m.get("card") == "red-3"]
+    got = [m["beaver"] for m in GAME.legal_moves(s, 0) if m["type"] == "play" and m["card"] == "red-3"]
     assert got == ["orange", "yellow", "green", "blue"]  # purple gone, red gone; colour order
-    assert [m["beaver"] for m in GAME.legal_moves(s, 0) if m.get("card") == "orange-2"] == ["orange"]
+    assert [m["beaver"] for m in GAME.legal_moves(s, 0) if m["type"] == "play" and m["card"] == "orange-2"] == [
+        "orange"]
     for bad in (play("red-3", "red"), play("red-3", "purple"), play("orange-2", "green")):
         with pytest.raises(IllegalMove):
             GAME.play(s, 0, bad)

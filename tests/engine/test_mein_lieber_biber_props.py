@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -187,7 +187,8 @@ def check_legal_moves_leak(state: MeinLieberBiberState, viewer: Viewer, knowledg
     moves = GAME.legal_moves(state, seat)
     if seat not in GAME.to_act(state):
         assert moves == []
-    for move in moves:
+    listed: list[Mapping[str, Any]] = list(moves)
+    for move in listed:
         if "card" in move:
             assert knowledge.holds(seat, move["card"]), move
 

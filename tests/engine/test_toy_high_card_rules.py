@@ -115,6 +115,6 @@ def test_the_heuristic_bot_plays_a_sure_winner_high_else_low() -> None:
     lose, so it plays its lowest card."""
     state, _ = new()
     ana, bo = HeuristicBot(GAME.id, 0, 1), HeuristicBot(GAME.id, 1, 1)
-    assert ana.choose(GAME.view(state, seat_viewer(0)), GAME.legal_moves(state, 0))["card"] == "2"
+    assert ana.choose(GAME.view(state, seat_viewer(0)), [dict(m) for m in GAME.legal_moves(state, 0)])["card"] == "2"
     state, _ = play(state, 0, "2")
-    assert bo.choose(GAME.view(state, seat_viewer(1)), GAME.legal_moves(state, 1))["card"] == "16"
+    assert bo.choose(GAME.view(state, seat_viewer(1)), [dict(m) for m in GAME.legal_moves(state, 1)])["card"] == "16"

@@ -10,6 +10,7 @@ same app (warm caches) and from a new one (cold caches).
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -35,7 +36,7 @@ def _no_rate_limits(monkeypatch: pytest.MonkeyPatch) -> None:
 OPTIONS: dict[str, dict[str, Any]] = {g.id: dict(g.declaration.presets["short"]) for g in REGISTRY}
 
 
-def play_to_end(api: Api, game: str, seed: int) -> tuple[Match, list[tuple[int, dict[str, Any], Any]]]:
+def play_to_end(api: Api, game: str, seed: int) -> tuple[Match, list[tuple[int, Mapping[str, Any], Any]]]:
     """Create a 4-seat match and play a seeded random playout into it, each
     move with the key ``k<i>``; returns the match and (seat, move, response)."""
     engine = REGISTRY.get(game)
@@ -50,7 +51,7 @@ def play_to_end(api: Api, game: str, seed: int) -> tuple[Match, list[tuple[int, 
     return m, played
 
 
-def capture(api: Api, m: Match, played: list[tuple[int, dict[str, Any], Any]]) -> list[tuple[str, int, bytes]]:
+def capture(api: Api, m: Match, played: list[tuple[int, Mapping[str, Any], Any]]) -> list[tuple[str, int, bytes]]:
     """Every kind of response of the finished match, as (request, status, body)."""
     final = len(played)
     tokens: list[tuple[str, str | None]] = [("spectator", None), ("admin", m.admin),

@@ -11,7 +11,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -35,7 +35,7 @@ def _no_rate_limits(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RATE_LIMIT_ENABLED", "false")
 
 
-def started(api: Api, moves: int = 3) -> tuple[Match, list[tuple[int, dict[str, Any]]]]:
+def started(api: Api, moves: int = 3) -> tuple[Match, list[tuple[int, Mapping[str, Any]]]]:
     """A 2-seat Biberbande match with ``moves`` moves played; the rest of a
     seeded playout's moves."""
     engine = REGISTRY.get("biberbande")
@@ -47,7 +47,7 @@ def started(api: Api, moves: int = 3) -> tuple[Match, list[tuple[int, dict[str, 
     return m, out.moves[moves:]
 
 
-def every_endpoint(api: Api, m: Match, nxt: tuple[int, dict[str, Any]], version: int) -> dict[str, Any]:
+def every_endpoint(api: Api, m: Match, nxt: tuple[int, Mapping[str, Any]], version: int) -> dict[str, Any]:
     seat, move = nxt
     return {
         "view": api.view(m.id, m.admin), "view seat": api.view(m.id, m.token(0)),

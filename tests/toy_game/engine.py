@@ -21,11 +21,11 @@ per seat) and ``won`` (tricks won this round per seat).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final, Literal, TypedDict
 
 from engine import core, worlds
 from engine import declaration as d
-from engine.core import ACTIVE, FINISHED, INT, CoreState, Draft, Event, Move, Option, Viewer
+from engine.core import ACTIVE, FINISHED, INT, CoreState, Draft, Event, Option, PostedMove, Viewer
 
 GAME_ID = "toy-high-card"
 
@@ -55,9 +55,52 @@ class HighCardState(CoreState):
 CANONICAL: tuple[str, ...] = tuple(str(v) for v in range(1, 17))
 
 PHASE_PLAY, PHASE_FINISHED = "play", "finished"
-MOVE_PLAY = "play"
-EVENT_ROUND_STARTED, EVENT_DEALT, EVENT_PLAYED, EVENT_REVEALED, EVENT_ROUND_SCORED, EVENT_MATCH_ENDED = (
-    "round_started", "dealt", "played", "revealed", "round_scored", "match_ended")
+MOVE_PLAY: Final = "play"
+
+
+# --- the move as listed (HC-4; DECLARATION) -----------------------------------------
+class Play(TypedDict):
+    type: Literal["play"]
+    card: str
+
+
+# --- the events' fields besides type and seat (HC-7; DECLARATION) -----------------
+class RoundStarted(TypedDict):
+    round: int
+    starter: int
+
+
+class Dealt(TypedDict):
+    cards: list[str]
+
+
+class Played(TypedDict):
+    trick: int
+    card: str
+
+
+class Revealed(TypedDict):
+    trick: int
+    cards: list[str]
+    winner: int
+
+
+class RoundScored(TypedDict):
+    round: int
+    tricks: list[int]
+    scores: list[int]
+
+
+class MatchEnded(TypedDict):
+    result: dict[str, Any]
+
+
+EVENT_ROUND_STARTED = d.EventKind("round_started", RoundStarted)
+EVENT_DEALT = d.EventKind("dealt", Dealt)
+EVENT_PLAYED = d.EventKind("played", Played)
+EVENT_REVEALED = d.EventKind("revealed", Revealed)
+EVENT_ROUND_SCORED = d.EventKind("round_scored", RoundScored)
+EVENT_MATCH_ENDED = d.EventKind("match_ended", MatchEnded)
 
 
 def _n(state: HighCardState) -> int:
@@ -109,19 +152,19 @@ def _start_round(draft: Draft[HighCardState], round_no: int) -> None:
 
 
 # --- the one move (HC-4) -----------------------------------------------------------
-def _seat_moves(state: HighCardState, seat: int) -> list[Move]:
+def _seat_moves(state: HighCardState, seat: int) -> list[Play]:
     """HC-4.2: any card of the own hand."""
     return [{"type": MOVE_PLAY, "card": card} for card in state["hands"][seat]]
 
 
-def _why_illegal(state: HighCardState, seat: int, move: Move) -> str | None:
+def _why_illegal(state: HighCardState, seat: int, move: PostedMove) -> str | None:
     """HC-4.2 (the refusal names no card: the hand is the seat's secret, HC-5.1)."""
     if move.get("type") == MOVE_PLAY:
         return "play needs a card of your own hand (HC-4.2); GET legal-moves lists them"
     return None
 
 
-def _do_play(draft: Draft[HighCardState], seat: int, move: Move) -> None:
+def _do_play(draft: Draft[HighCardState], seat: int, move: Play) -> None:
     """HC-4.2: the card goes face down; the next seat plays (in turn, D1), or
     the trick is revealed (HC-4.3)."""
     state = draft.state
@@ -247,7 +290,7 @@ DECLARATION = d.Declaration(
 )
 
 
-class HighCard(core.Game[HighCardState]):
+class HighCard(core.Game[HighCardState, Play]):
     """Beaver High Card: the highest face-down card takes the trick."""
 
     id = GAME_ID
@@ -275,7 +318,7 @@ class HighCard(core.Game[HighCardState]):
     def to_act(self, state: HighCardState) -> list[int]:
         return [state["current"]] if state["status"] == ACTIVE else []
 
-    def seat_moves(self, state: HighCardState, seat: int) -> list[Move]:
+    def seat_moves(self, state: HighCardState, seat: int) -> list[Play]:
         return _seat_moves(state, seat)
 
     def players_view(self, state: HighCardState, viewer: Viewer) -> list[dict[str, Any]]:
@@ -284,7 +327,7 @@ class HighCard(core.Game[HighCardState]):
     def board_view(self, state: HighCardState, viewer: Viewer) -> dict[str, Any]:
         return _board_view(state, viewer)
 
-    def why_illegal(self, state: HighCardState, seat: int, move: Move, legal: list[Move]) -> str:
+    def why_illegal(self, state: HighCardState, seat: int, move: PostedMove, legal: list[Play]) -> str:
         return _why_illegal(state, seat, move) or super().why_illegal(state, seat, move, legal)
 
     def deal_world(self, state: HighCardState, seat: int, seed: int, events: Sequence[Event]) -> HighCardState:
