@@ -276,7 +276,7 @@ class EventType:
         ``stamped`` event (a stored one) may also carry :data:`STAMP`."""
         keys = event.keys()
         allowed = self.stamped if stamped else self.names
-        if keys == self.names or self.required <= keys <= allowed:
+        if keys == allowed or keys == self.names or self.required <= keys <= allowed:
             return None
         extra, missing = sorted(keys - allowed), sorted(self.required - keys)
         return (f"event {self.type!r} " + (f"carries undeclared fields {extra}" if extra else "")

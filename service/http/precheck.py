@@ -170,7 +170,11 @@ def _query_value(field: fields.Field) -> Convert:
 
 
 def _json_value(field: fields.Field) -> Convert:
-    """A JSON value of exactly the field's type (``null`` where allowed)."""
+    """A JSON value of exactly the field's type (``null`` where allowed); a
+    list of nested objects item by item, each checked as :func:`body` checks
+    an object against the nested schema."""
+    if type(field) is fields.List and type(field.inner) is fields.Nested and not field.inner.many:
+        return _validated(field, _list_of(body(field.inner.schema)))
     if isinstance(field, fields.Dict) and field.key_field is None and field.value_field is None:
         kind: type = dict
     elif type(field) is fields.Integer:
@@ -182,6 +186,14 @@ def _json_value(field: fields.Field) -> Convert:
     else:
         raise TypeError(f"{type(field).__name__} fields are not precompiled")
     return _value(field, kind)
+
+
+def _list_of(item: Convert) -> Convert:
+    def items(raw: Any) -> list[Any]:
+        if type(raw) is not list:
+            raise Unsure
+        return [item(each) for each in raw]
+    return items
 
 
 def _value(field: fields.Field, kind: type) -> Convert:

@@ -229,9 +229,69 @@ def test_trusted_proxy_counts_the_forwarded_client():
     assert _call(app.wsgi_app, "GET", view, headers={"X-Forwarded-For": "198.51.100.1"})[0].startswith("429")
 
 
+def _world(app: Any, seed: int = 3) -> str:
+    body = json.dumps({"players": ["ana", "bo", "cy"], "seed": seed}).encode()
+    world: str = json.loads(_call(app.wsgi_app, "POST", "/v1/games/biberbande/worlds", body=body)[2])["world"]
+    return world
+
+
+def _unsigned(body: bytes) -> Any:
+    """A simulate answer with its world string's issue time and signature
+    left out (two calls may fall on both sides of a second); the rest as sent."""
+    found = json.loads(body) if body else None
+    if isinstance(found, dict) and isinstance(found.get("world"), str):
+        found["world"] = found["world"].count(".")
+    return found
+
+
+def _simulate_bodies(world: str) -> list[Any]:
+    """Plain bodies the dispatcher answers, then odd ones it hands to Flask."""
+    first = {"seat": 0, "move": W1_MOVES[0][1]}
+    return [
+        {"world": world, "playout": "random", "seed": 5},
+        {"world": world, "playout": "random", "seed": 5, "as": 1},
+        {"world": world, "moves": [{"seat": 0, "move": {"id": 0}}], "playout": None},
+        {"world": world, "moves": [first], "seed": 1},
+        {"world": world, "moves": [{"seat": 1, "move": {"type": "draw"}}]},          # 422 illegal_move, at 0
+        {"world": world, "moves": [{"seat": 9, "move": {"type": "draw"}}]},          # 422 no such seat
+        {"world": world, "as": 7},                                                   # 400 as out of range
+        {"world": world[:-2] + "AA"},                                                # 422 invalid_world
+        {"world": "nonsense"},                                                       # 422 invalid_world
+        {"world": world, "playout": "greedy"},                                       # Flask 400
+        {"world": world, "seed": -1},                                                # Flask 400
+        {"world": world, "moves": [{"seat": 0}]},                                    # Flask 400
+        {"world": world, "moves": [{"seat": True, "move": {}}]},                     # Flask
+        {"world": world, "extra": 1},                                                # Flask 400
+        {"world": 3},                                                                # Flask 400
+        [world],                                                                     # Flask 400
+    ]
+
+
+@pytest.mark.parametrize("case", range(16))
+@pytest.mark.parametrize("config", CONFIGS)
+def test_simulate_answers_as_flask(config: str, case: int):
+    """``POST /v1/games/{game}/simulate`` through the dispatcher equals it
+    through Flask alone: status, headers and body (the new world string's
+    signature aside: its issue time may differ by a second)."""
+    app = _app(CONFIGS[config])
+    hot = _hot(app)
+    behind = hot.flask_app if app.wsgi_app is hot else _Wrapped(app.wsgi_app, hot.flask_app)
+    body = json.dumps(_simulate_bodies(_world(app))[case]).encode()
+    for game in ("biberbande", "no-such-game"):
+        path, origin = f"/v1/games/{game}/simulate", {"Origin": "https://b.example"}
+        through = _call(app.wsgi_app, "POST", path, body=body, headers={"X-Forwarded-For": "192.0.2.1", **origin},
+                        peer="10.0.0.1")
+        flask = _call(behind, "POST", path, body=body, headers={"X-Forwarded-For": "192.0.2.2", **origin},
+                      peer="10.0.0.2")
+        assert through[0] == flask[0], (through, flask)
+        assert _steady(through[1]) == _steady(flask[1]), (through[1], flask[1])
+        assert _unsigned(through[2]) == _unsigned(flask[2]), (through[2][:300], flask[2][:300])
+
+
 @pytest.mark.parametrize("config", CONFIGS)
 def test_plain_requests_do_not_reach_flask(config: str):
     app, a, _ = _pair(CONFIGS[config])
+    world = _world(app)
     hot = _hot(app)
 
     def flask_refuses(environ: dict[str, Any], start_response: Any) -> Any:
@@ -242,6 +302,9 @@ def test_plain_requests_do_not_reach_flask(config: str):
     assert _call(app.wsgi_app, "GET", path, "legal=true", headers=token)[0].startswith("200")
     assert _call(app.wsgi_app, "GET", path + "/legal-moves", headers=token)[0].startswith("200")
     assert _call(app.wsgi_app, "POST", path + "/moves", body=MOVE, headers=token)[0].startswith("200")
+    simulate = json.dumps({"world": world, "moves": [{"seat": 0, "move": {"id": 0}}], "playout": "random",
+                           "seed": 1}).encode()
+    assert _call(app.wsgi_app, "POST", "/v1/games/biberbande/simulate", body=simulate)[0].startswith("200")
 
 
 #: What a cache may do with each answer that depends on the caller's token

@@ -17,6 +17,7 @@ from marshmallow import fields
 
 from service.http import precheck
 from service.http.routes.matches import MoveQuerySchema, ViewQuerySchema
+from service.http.routes.worlds import SimulateSchema
 from service.http.schemas import ConditionalHeaders, MoveHeaders, MoveRequestSchema, SeatQuerySchema
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
@@ -50,6 +51,38 @@ def test_the_move_body_check_accepts_only_what_the_schema_loads_alike(data: Any)
     except precheck.Unsure:
         return
     assert fast == _loaded_or_refused(schema, data)
+
+
+POSTED = st.fixed_dictionaries({}, optional={"seat": st.integers(-1, 3) | st.booleans() | st.none(),
+                                             "move": st.dictionaries(st.sampled_from(["type", "id"]), JSON, max_size=2),
+                                             "other": JSON})
+SIMULATE_BODIES = st.one_of(
+    JSON,
+    st.fixed_dictionaries({}, optional={
+        "world": st.text(max_size=5) | st.integers(), "moves": st.lists(POSTED | JSON, max_size=3) | JSON,
+        "playout": st.sampled_from(["random", "greedy", None, 1]), "seed": st.none() | st.integers() | st.booleans(),
+        "as": st.none() | st.integers(-1, 3) | st.booleans() | st.text(max_size=2), "as_": st.integers(0, 2),
+        "other": JSON}))
+
+
+@settings(max_examples=400, deadline=None)
+@given(SIMULATE_BODIES)
+def test_the_simulate_body_check_accepts_only_what_the_schema_loads_alike(data: Any) -> None:
+    """Lists of nested objects (``moves``) are checked item by item as the
+    schema loads them; ``as`` is read under its data key."""
+    schema = SimulateSchema()
+    try:
+        fast = precheck.body(schema)(data)
+    except precheck.Unsure:
+        return
+    assert fast == _loaded_or_refused(schema, data)
+
+
+def test_a_plain_simulate_body_takes_the_fast_path() -> None:
+    body = {"world": "w1.x.y", "moves": [{"seat": 1, "move": {"id": 3}}], "playout": "random", "seed": 7, "as": 0}
+    assert precheck.body(SimulateSchema())(body) == {
+        "world": "w1.x.y", "moves": [{"seat": 1, "move": {"id": 3}}], "playout": "random", "seed": 7, "as_": 0}
+    assert precheck.body(SimulateSchema())({"world": "w"}) == {"world": "w", "moves": []}
 
 
 @pytest.mark.parametrize("schema", [ViewQuerySchema(), MoveQuerySchema(), SeatQuerySchema()],

@@ -1,6 +1,8 @@
-"""The move path below Flask: GET match, GET legal-moves and POST moves.
+"""The move path below Flask: GET match, GET legal-moves, POST moves and
+POST simulate.
 
-A bot's requests (a view, its legal moves, a move) are answered by a WSGI
+A bot's requests (a view, its legal moves, a move) and a planner's
+simulations (many short calls, each one playout) are answered by a WSGI
 dispatcher in front of the Flask app, without flask-smorest's and webargs'
 generic machinery and Flask's request context.  It only takes a request
 that is certainly well-formed, by the route's own schemas: its query,
@@ -8,8 +10,8 @@ headers and body checks are compiled from the schemas the Flask route loads
 with (:mod:`service.http.precheck`), so there is one definition of a valid
 request; on top of them:
 
-* the path is one of the three, with a well-formed match id, and the
-  method GET (view, legal moves) or POST (moves);
+* the path is one of the four, with a well-formed match id, and the
+  method GET (view, legal moves) or POST (moves, simulate);
 * POST: ``Content-Type: application/json``, a ``Content-Length`` within
   ``MAX_CONTENT_LENGTH``, no ``If-Match`` (the route reads it against the
   body's ``version``) and a body nested at most ``MAX_DEPTH`` deep.
@@ -17,9 +19,11 @@ request; on top of them:
 Anything else goes to the Flask app unchanged (the body read is put back),
 so every 400, 404, 405 and 413 is the documented route's own (smorest,
 webargs, the body hooks); the OpenAPI document still comes from the smorest
-definitions in :mod:`service.http.routes.matches`.  From there on both paths call
+definitions in :mod:`service.http.routes.matches` and
+:mod:`service.http.routes.worlds`.  From there on both paths call
 the same :class:`service.domain.matches.Lodge` (or its
-:class:`~service.domain.moves.MovePipeline`) method, so the checks, their order,
+:class:`~service.domain.moves.MovePipeline`, or
+:class:`~service.domain.worlds.Planner`) method, so the checks, their order,
 errors, redaction and idempotency are the same code; failures become the
 same problems (:func:`service.http.errors.respond` with the app's handlers).
 Every answer carries the headers the Flask path gives it (``ETag``,
@@ -45,12 +49,14 @@ from typing import Any
 import orjson
 
 from service.domain.matches import Lodge
+from service.domain.worlds import Planner
 from service.http import precheck
 from service.http.api import MAX_DEPTH, NO_STORE, PRIVATE
 from service.http.cors import Headers
 from service.http.errors import Handler, respond
 from service.http.precheck import Unsure
 from service.http.routes.matches import MoveQuerySchema, ViewQuerySchema
+from service.http.routes.worlds import SimulateSchema, planner_of
 from service.http.schemas import ConditionalHeaders, MoveHeaders, MoveRequestSchema, SeatQuerySchema
 from service.ops import metrics
 from service.ops.limits import Gate
@@ -59,22 +65,27 @@ WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 StartResponse = Callable[..., Any]
 
 _PATH = re.compile(r"/v1/matches/([a-z2-7]{16})(/moves|/legal-moves)?")
+_SIMULATE_PATH = re.compile(r"/v1/games/([^/]{1,64})/simulate")
+#: The simulate route's key among :data:`RULES` (the match routes' keys are their tails).
+SIMULATE = "simulate"
 #: The route templates the metrics label requests with (as Flask's url rules).
 RULES = {None: "/v1/matches/<string:match_id>", "/moves": "/v1/matches/<string:match_id>/moves",
-         "/legal-moves": "/v1/matches/<string:match_id>/legal-moves"}
+         "/legal-moves": "/v1/matches/<string:match_id>/legal-moves",
+         SIMULATE: "/v1/games/<string:game>/simulate"}
 #: Each route's query check, compiled from the schema its Flask route loads.
 QUERY = {None: precheck.query(ViewQuerySchema()), "/moves": precheck.query(MoveQuerySchema()),
          "/legal-moves": precheck.query(SeatQuerySchema())}
 _VIEW_HEADERS = precheck.headers(ConditionalHeaders())
 _MOVE_HEADERS = precheck.headers(MoveHeaders())
 _MOVE_BODY = precheck.body(MoveRequestSchema())
+_SIMULATE_BODY = precheck.body(SimulateSchema())
 JSON = "application/json"
 #: What a request asks for once its checks passed: the answer, when called.
 Answer = Callable[[], tuple[int, list[tuple[str, str]], bytes]]
 
 
-def _body(environ: dict[str, Any], limit: int | None) -> dict[str, Any]:
-    """The loaded body of a plain move request (``move``, maybe ``version``)."""
+def _body(environ: dict[str, Any], limit: int | None, check: precheck.Convert) -> dict[str, Any]:
+    """The loaded body of a plain JSON request, by its route's compiled ``check``."""
     kind = environ.get("CONTENT_TYPE", "")
     if kind.partition(";")[0].strip().lower() != JSON or "HTTP_TRANSFER_ENCODING" in environ:
         raise Unsure
@@ -86,7 +97,7 @@ def _body(environ: dict[str, Any], limit: int | None) -> dict[str, Any]:
     if data.count(b"[") + data.count(b"{") > MAX_DEPTH:
         raise Unsure
     try:
-        return _MOVE_BODY(orjson.loads(data))
+        return check(orjson.loads(data))
     except orjson.JSONDecodeError:
         raise Unsure from None
 
@@ -99,24 +110,20 @@ class HotPaths:
     """WSGI middleware: the three hot routes answered here (see the module
     docstring), everything else by ``flask_app``."""
 
-    def __init__(self, flask_app: WsgiApp, lodge: Lodge, handlers: dict[type[Exception], Handler],
+    def __init__(self, flask_app: WsgiApp, lodge: Lodge, planner: Planner, handlers: dict[type[Exception], Handler],
                  max_body: int | None, cors: Headers, gate: Gate | None):
-        self.flask_app, self.lodge, self.handlers, self.max_body = flask_app, lodge, handlers, max_body
-        self.cors, self.gate = cors, gate
+        self.flask_app, self.lodge, self.planner, self.handlers = flask_app, lodge, planner, handlers
+        self.max_body, self.cors, self.gate = max_body, cors, gate
         self._requests: dict[tuple[str, str, int], Any] = {}
         self._latency: dict[tuple[str, str], Any] = {}
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         method = environ["REQUEST_METHOD"]
-        found = _PATH.fullmatch(environ.get("PATH_INFO", "")) if method in ("GET", "POST") else None
-        if found is None:
+        if method not in ("GET", "POST"):
             return self.flask_app(environ, start_response)
         started = time.perf_counter()
-        match_id, tail = found.groups()
-        if (method == "POST") != (tail == "/moves"):
-            return self.flask_app(environ, start_response)
         try:
-            answer = self._checked(environ, match_id, tail, QUERY[tail](environ.get("QUERY_STRING", "")))
+            tail, answer = self._route(environ, method, environ.get("PATH_INFO", ""))
         except Unsure:
             return self.flask_app(environ, start_response)
         cors = self.cors(environ)
@@ -136,6 +143,22 @@ class HotPaths:
         self._observe(tail, method, status, started)
         return [data]
 
+    def _route(self, environ: dict[str, Any], method: str, path: str) -> tuple[str | None, Answer]:
+        """The request's route (its key in :data:`RULES`) and answer to run,
+        once every check that may hand it to Flask has passed (Unsure
+        otherwise)."""
+        simulate = _SIMULATE_PATH.fullmatch(path) if method == "POST" else None
+        if simulate is not None:
+            body = _body(environ, self.max_body, _SIMULATE_BODY)
+            return SIMULATE, lambda: self._simulate(simulate.group(1), body)
+        found = _PATH.fullmatch(path)
+        if found is None:
+            raise Unsure
+        match_id, tail = found.groups()
+        if (method == "POST") != (tail == "/moves"):
+            raise Unsure
+        return tail, self._checked(environ, match_id, tail, QUERY[tail](environ.get("QUERY_STRING", "")))
+
     def _checked(self, environ: dict[str, Any], match_id: str, tail: str | None,
                  query: dict[str, Any]) -> Answer:
         """The request's answer to run, once every check that may hand it to
@@ -145,7 +168,7 @@ class HotPaths:
             headers = _MOVE_HEADERS(environ)
             if "if_match" in headers:
                 raise Unsure
-            body = _body(environ, self.max_body)
+            body = _body(environ, self.max_body, _MOVE_BODY)
             return lambda: self._move(match_id, authorization, query, body, headers.get("idempotency_key"))
         if tail == "/legal-moves":
             return lambda: self._legal_moves(match_id, authorization, query)
@@ -156,6 +179,12 @@ class HotPaths:
         status, data, new_version = self.lodge.moves.play(match_id, authorization, query.get("seat"), body["move"],
                                                           body.get("version"), key, query["legal"])
         return status, [*_etag(new_version), ("Content-Type", JSON), ("Content-Length", str(len(data)))], data
+
+    def _simulate(self, game: str, body: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
+        found = self.planner.simulate(
+            game, body["world"], body["moves"], body.get("playout"), body.get("seed"), body.get("as_"))
+        data = orjson.dumps(found)
+        return 200, [*NO_STORE.items(), ("Content-Type", JSON), ("Content-Length", str(len(data)))], data
 
     def _legal_moves(self, match_id: str, authorization: str | None,
                      query: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
@@ -191,5 +220,5 @@ def install(flask_app: Any, lodge: Lodge, handlers: dict[type[Exception], Handle
             gate: Gate | None) -> None:
     """Put the dispatcher in front of ``flask_app.wsgi_app``; ``cors``: the
     CORS headers of an answer, ``gate``: the rate limits (None when off)."""
-    flask_app.wsgi_app = HotPaths(flask_app.wsgi_app, lodge, handlers, flask_app.config.get("MAX_CONTENT_LENGTH"),
-                                  cors, gate)
+    flask_app.wsgi_app = HotPaths(flask_app.wsgi_app, lodge, planner_of(flask_app.extensions, lodge), handlers,
+                                  flask_app.config.get("MAX_CONTENT_LENGTH"), cors, gate)

@@ -13,6 +13,7 @@ from flask.views import MethodView
 from marshmallow import fields, validate
 
 from engine.core import SEED_MAX
+from service.domain.matches import Lodge
 from service.domain.world_token import MAX_WORLD
 from service.domain.worlds import MAX_MOVES, MAX_STEPS, MAX_WORLDS, Planner
 from service.http.api import NO_STORE, Blueprint, json_response
@@ -30,7 +31,13 @@ _SEED = {"type": "integer", "minimum": 0, "maximum": SEED_MAX}
 
 def planner() -> Planner:
     """The app's planner (one per app: it keeps the world secret once read)."""
-    found: Planner = current_app.extensions.setdefault(_EXTENSION, Planner(lodge()))
+    return planner_of(current_app.extensions, lodge())
+
+
+def planner_of(extensions: dict[str, Any], match_service: Lodge) -> Planner:
+    """The planner kept in an app's ``extensions`` (made on first use), for
+    the Flask routes here and the fast path (:mod:`service.http.routes.hot`)."""
+    found: Planner = extensions.setdefault(_EXTENSION, Planner(match_service))
     return found
 
 
