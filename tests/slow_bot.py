@@ -3,8 +3,9 @@ like any extra bot kind: ``LODGE_EXTRA_BOTS=`` :data:`KINDS`.
 
 * ``spin``: thinks by burning CPU (a busy loop that never yields, like a
   search) for the view's ``spin_seconds`` (a unit test's own view), else
-  ``LODGE_SPIN_SECONDS`` (default 4), then plays the first listed move.  With ``LODGE_SPIN_DIR`` set it marks there when it starts and ends
-  each decision (``started-<match>-<version>``, ``finished-…``, holding its
+  ``LODGE_SPIN_SECONDS`` (default 4), then plays the first listed move.
+  With ``LODGE_SPIN_DIR`` set it marks there when it starts and ends each
+  decision (``started-<match>-<version>``, ``finished-…``, holding its
   pid), so a test can tell what happened while it thought;
 * ``crash``: its process dies mid-decision;
 * ``fail``: raises, as a buggy bot would.
