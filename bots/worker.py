@@ -30,7 +30,7 @@ from bots.pool import Decision
 #: seconds between two looks at the parent
 WATCH_SECONDS = 0.5
 #: added to the process's nice value: the server's requests go first
-NICENESS = 10
+NICENESS = 5
 
 
 def watch(parent: int) -> None:

@@ -33,7 +33,8 @@ def test_server_refuses_ismcts_seats_unless_enabled(live_server):
 @needs_extra
 def test_server_plays_an_ismcts_seat_when_enabled(tmp_path):
     """With ``LODGE_ISMCTS_BOTS=1`` a seat may be ``ismcts``: the server plays
-    it inside the request (``by: "bot"``) from the stored history and the moves of the request."""
+    it during the request (``by: "bot"``; the search in a bot process) from
+    the stored history and the moves of the request."""
     server, base = start_gunicorn(tmp_path, None, workers=1, extra_env={bots.ISMCTS_SETTING: "1"})
     try:
         with LodgeClient(base) as lodge:
