@@ -17,7 +17,8 @@ all along.  Three runs, each on a fresh server:
 
 Reported per run: stream delivery (from the mover's POST to each watcher's
 receiving that version) and ``/healthz`` p50/p99/max in ms, the bot moves
-played and the bots' fallbacks.  Prints a JSON report and writes
+played and the bots' fallbacks, and the machine's load average at the end
+(on a shared machine other work moves the figures more than anything here).  Prints a JSON report and writes
 .bench/bots_load.json.  Not a test.
 """
 from __future__ import annotations
@@ -25,10 +26,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import statistics
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +63,16 @@ class Opponent(threading.Thread):
 
     def run(self) -> None:
         while not self.stop.is_set():
-            self.play(self.session.post(f"{self.base}/v1/matches", timeout=120, json={
-                "game": BOT_GAME, "seed": self.rng.randrange(2**31),
-                "players": ["me", {"name": "deep", "bot": bots.ISMCTS}]}).json())
+            try:
+                created = self.session.post(f"{self.base}/v1/matches", timeout=120, json={
+                    "game": BOT_GAME, "seed": self.rng.randrange(2**31),
+                    "players": ["me", {"name": "deep", "bot": bots.ISMCTS}]})
+                if created.status_code == 201:
+                    self.play(created.json())
+                else:  # a 503 on a loaded machine: try again
+                    self.stop.wait(1)
+            except requests.RequestException:  # the server is stopping (or stalled past the timeout)
+                self.stop.wait(1)
 
     def play(self, match: dict[str, Any]) -> None:
         """Play ``match`` until it ends or the run stops; every version I did
@@ -71,7 +81,11 @@ class Opponent(threading.Thread):
         auth = {"Authorization": f"Bearer {match['seats'][0]['token']}"}
         mine, version = 0, 0
         while not self.stop.is_set():
-            view = self.session.get(url, params={"legal": "true"}, headers=auth, timeout=120).json()
+            got = self.session.get(url, params={"legal": "true"}, headers=auth, timeout=120)
+            if got.status_code != 200:
+                self.stop.wait(1)
+                continue
+            view = got.json()
             version = view["version"]
             if view["status"] == "finished":
                 break
@@ -92,6 +106,19 @@ def fallbacks(base: str) -> float:
                if line.startswith("lodge_bot_fallbacks_total{"))
 
 
+def created(base: str, seed: int) -> dict[str, Any]:
+    """The mover's match (:func:`bench.stream_bench.create`), tried again
+    after a 503 (a fresh server on a loaded machine)."""
+    for _attempt in range(10):
+        try:
+            return create(base, seed)
+        except requests.HTTPError as exc:
+            if exc.response is None or exc.response.status_code != 503:
+                raise
+            time.sleep(1)
+    return create(base, seed)
+
+
 def one_run(work: Path, redis_url: str, env: dict[str, str], seats: int, args: argparse.Namespace) -> dict[str, Any]:
     budget = {} if args.bot_timeout_ms is None else {"BOT_TIMEOUT_MS": str(args.bot_timeout_ms)}
     server, base = start_gunicorn(work, redis_url, args.workers, {"LOG_LEVEL": "warning", **budget, **env})
@@ -100,7 +127,7 @@ def one_run(work: Path, redis_url: str, env: dict[str, str], seats: int, args: a
     stop = threading.Event()
     opponents = [Opponent(base, 100 + i, stop) for i in range(seats)]
     try:
-        mover_match = create(base, 1000)
+        mover_match = created(base, 1000)
         host, port = base.removeprefix("http://").split(":")
         streams = Streams(host, int(port))
 
@@ -122,8 +149,8 @@ def one_run(work: Path, redis_url: str, env: dict[str, str], seats: int, args: a
         stop_process(server, timeout=90)
     for opponent in opponents:
         opponent.join(timeout=10)
-    return {"bot_seats": seats, "moves": len(sent), "deliveries": len(delivery),
-            "deliveries_expected": len(sent) * WATCHERS,
+    return {"bot_seats": seats, "load_average_1min": round(os.getloadavg()[0], 1), "moves": len(sent),
+            "deliveries": len(delivery), "deliveries_expected": len(sent) * WATCHERS,
             "delivery_p50_ms": round(statistics.median(delivery), 1) if delivery else None,
             "delivery_p99_ms": round(percentile(delivery, 0.99), 1) if delivery else None,
             "delivery_max_ms": round(max(delivery), 1) if delivery else None,

@@ -198,9 +198,11 @@ class Pool:
         """The move of ``decision`` made by a worker within ``seconds`` (a
         free slot included); :class:`NoDecision` otherwise, after killing
         the worker that did not answer."""
+        if seconds <= 0:  # the seat's deadline has passed already: no process is disturbed
+            raise self._no(TIMEOUT, "no time left before the seat's deadline", decision)
         until = time.monotonic() + seconds
         line = decision.to_line()
-        if not self.slots.acquire(timeout=max(0.0, seconds)):
+        if not self.slots.acquire(timeout=seconds):
             raise self._no(TIMEOUT, f"no bot process free within {seconds * 1000:.0f} ms", decision)
         worker: Worker | None = None
         try:

@@ -108,10 +108,14 @@ def test_a_pooled_ismcts_decision_is_the_inline_one() -> None:
 
 def test_a_decision_past_its_budget_is_killed_and_the_seat_falls_back(pool: bot_pool.Pool, tmp_path: Path) -> None:
     """No move within the budget: :class:`NoDecision` ``timeout``, the
-    worker is killed mid-thought, and the next decision gets a new one."""
+    worker is killed mid-thought, and the next decision gets a new one; a
+    deadline already past asks no worker."""
     thinking = bot_pool.Thinking(pool, timeout_ms=60_000)
     assert thinking.decide(decision("spin")) == {"type": "pass"}  # started: the budget is all thinking
     spun = idle_pid(pool)
+    with pytest.raises(bot_pool.NoDecision) as past:
+        thinking.decide(decision("spin", 1, spin=60), deadline_ms=int(time.time() * 1000) - 1)
+    assert past.value.reason == bot_pool.TIMEOUT and idle_pid(pool) == spun
     with pytest.raises(bot_pool.NoDecision) as late:  # the seat's clock comes first
         thinking.decide(decision("spin", 1, spin=60), deadline_ms=int(time.time() * 1000) + 500)
     assert late.value.reason == bot_pool.TIMEOUT
