@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import fakeredis
 import pytest
 
 import bots
@@ -196,3 +197,22 @@ def test_workers_end_with_their_parent(tmp_path: Path, thinking: bool) -> None:
             parent.wait()
         if worker is not None and not gone(worker):  # the failure's orphan: ours to end
             os.kill(worker, signal.SIGKILL)
+
+
+def test_the_settings_choose_the_pool() -> None:
+    """``BOT_PROCESSES``: a whole number (0: inline), default two at most;
+    the app decides through this process's shared pool of that size."""
+    from service.app import create_app
+    from service.http.context import EXTENSION
+    from service.ops.config import Settings
+
+    assert bot_pool.processes({}) == min(2, os.cpu_count() or 1) >= 1
+    assert bot_pool.processes({"BOT_PROCESSES": " 0 "}) == 0
+    with pytest.raises(ValueError, match="BOT_PROCESSES must be a whole number"):
+        bot_pool.processes({"BOT_PROCESSES": "-1"})
+    settings = Settings.from_env({"BOT_PROCESSES": "3", "BOT_TIMEOUT_MS": "2500"})
+    thinking = create_app(fakeredis.FakeRedis(), settings=settings).extensions[EXTENSION].thinking
+    assert thinking == bot_pool.Thinking(bot_pool.shared(3), 2500) and thinking.pool is not None
+    assert thinking.pool.size == 3 and not thinking.pool.idle  # no process until a decision needs one
+    inline = create_app(fakeredis.FakeRedis(), settings=Settings.from_env({"BOT_PROCESSES": "0"}))
+    assert inline.extensions[EXTENSION].thinking.pool is None
