@@ -15,11 +15,11 @@ Each server process (gunicorn worker) has its own pool (:func:`shared`) of at
 most ``size`` processes (``BOT_PROCESSES``), started on first need and kept
 for the next decisions (a bot's per-process tables stay warm).  A decision
 has a budget (:class:`Thinking`): the seat's clock deadline, or
-``BOT_TIMEOUT_MS`` when that comes first.  When no slot is free, the worker
-does not answer in time, dies or the bot fails, the worker is killed
-(SIGKILL) and replaced on the next need, the incident is logged in one line
-and :class:`NoDecision` says why: the service then plays the seat's fallback,
-as the clock would.  The same decision gives the same move here as inline:
+``BOT_TIMEOUT_MS`` when that comes first.  When no slot frees in time, the
+worker does not answer in time or dies (it is then killed with SIGKILL and a
+replacement started at once), or the bot raises, the incident is logged in
+one line and :class:`NoDecision` says why: the service then plays the seat's
+fallback, as the clock would.  The same decision gives the same move here as inline:
 the worker calls :func:`bots.decide` with the same arguments.
 
 Workers end with their server process: on the end of their input pipe, and
@@ -245,12 +245,23 @@ class Pool:
             worker.kill()
 
     def _no(self, reason: str, detail: str, decision: Decision, worker: Worker | None = None) -> NoDecision:
-        """Kill ``worker`` (if any), log the incident once, and say why."""
+        """Kill ``worker`` (if any) and start its replacement, so the next
+        decision finds one ready; log the incident once, and say why."""
         self._discard(worker)
+        if worker is not None:
+            self._replace()
         pid = f" (process {worker.process.pid}, killed)" if worker is not None else ""
         log.warning("bot %s deciding for seat %d of a %s match at version %d: %s%s; the seat plays its fallback",
                     decision.kind, decision.seat, decision.game, decision.version, detail, pid)
         return NoDecision(reason, detail)
+
+    def _replace(self) -> None:
+        """A new idle worker (it loads while nobody waits for it); none when
+        no process can be started now (the next decision tries again)."""
+        try:
+            self._put(Worker())
+        except OSError as exc:
+            log.warning("starting a bot process failed: %s", exc)
 
     def close(self) -> None:
         """Kill the idle workers (busy ones end with their decision's request)."""

@@ -109,8 +109,8 @@ def test_a_pooled_ismcts_decision_is_the_inline_one() -> None:
 
 def test_a_decision_past_its_budget_is_killed_and_the_seat_falls_back(pool: bot_pool.Pool, tmp_path: Path) -> None:
     """No move within the budget: :class:`NoDecision` ``timeout``, the
-    worker is killed mid-thought, and the next decision gets a new one; a
-    deadline already past asks no worker."""
+    worker is killed mid-thought and replaced at once, for the next
+    decision; a deadline already past asks no worker."""
     thinking = bot_pool.Thinking(pool, timeout_ms=60_000)
     assert thinking.decide(decision("spin")) == {"type": "pass"}  # started: the budget is all thinking
     spun = idle_pid(pool)
@@ -121,20 +121,25 @@ def test_a_decision_past_its_budget_is_killed_and_the_seat_falls_back(pool: bot_
         thinking.decide(decision("spin", 1, spin=60), deadline_ms=int(time.time() * 1000) + 500)
     assert late.value.reason == bot_pool.TIMEOUT
     assert int((tmp_path / "started-m-1").read_text()) == spun and not (tmp_path / "finished-m-1").exists()
-    assert wait_for(lambda: gone(spun)) and not pool.idle
+    assert wait_for(lambda: gone(spun))
+    replacement = idle_pid(pool)
+    assert replacement != spun
     assert thinking.decide(decision("spin", 2)) == {"type": "pass"}
-    assert idle_pid(pool) != spun
+    assert idle_pid(pool) == replacement
 
 
 def test_a_crashed_worker_is_replaced(pool: bot_pool.Pool) -> None:
-    """A worker that dies mid-decision gives ``error`` (the seat falls back);
-    one that died while idle is replaced before it is asked; a bot that
-    raises gives ``error`` and keeps its (sound) worker."""
+    """A worker that dies mid-decision gives ``error`` (the seat falls back)
+    and is replaced at once; one that died while idle is replaced before it
+    is asked; a bot that raises gives ``error`` and keeps its (sound) worker."""
+    assert pool.decide(decision("spin"), 60) == {"type": "pass"}
+    crashing = idle_pid(pool)
     with pytest.raises(bot_pool.NoDecision) as crashed:
         pool.decide(decision("crash"), 60)
-    assert crashed.value.reason == bot_pool.ERROR and not pool.idle
+    assert crashed.value.reason == bot_pool.ERROR and gone(crashing)
     assert pool.decide(decision("spin"), 60) == {"type": "pass"}
     first = idle_pid(pool)
+    assert first != crashing
     os.kill(first, signal.SIGKILL)
     assert wait_for(lambda: gone(first))
     assert pool.decide(decision("spin", 1), 60) == {"type": "pass"}
