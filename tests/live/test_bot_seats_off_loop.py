@@ -16,7 +16,7 @@ import pytest
 import requests
 
 import bots
-from devtools.servers import stop_process
+from devtools.servers import stop_process, worker_pids
 from tests import slow_bot
 from tests.conftest import start_gunicorn
 from tests.service.test_bot_pool import gone, wait_for
@@ -109,6 +109,17 @@ def test_a_bot_whose_clock_runs_out_gets_its_fallback(server: tuple[str, Path, A
     assert [m.get("by") for m in record["moves"] if m["seat"] == 1][:1] == ["clock"]
 
 
+def bot_processes(master: Any) -> set[int]:
+    """The bot processes of the gunicorn workers of ``master``, thinking or idle."""
+    found = set()
+    for worker in worker_pids(master):
+        for task in Path(f"/proc/{worker}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                if b"bots.worker" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    found.add(int(child))
+    return found
+
+
 def test_bot_processes_end_with_the_server(server: tuple[str, Path, Any]) -> None:
     """After SIGTERM to gunicorn no bot process is left (the last test of the module: it stops the server)."""
     base, marks, proc = server
@@ -116,7 +127,8 @@ def test_bot_processes_end_with_the_server(server: tuple[str, Path, Any]) -> Non
     mover = threading.Thread(target=hand_over, args=(base, match))
     mover.start()
     assert wait_for(lambda: mark(marks, "started", match), 60)
-    pids = {int(mark.read_text()) for mark in marks.iterdir()}
+    pids = {int(mark.read_text()) for mark in marks.iterdir()} | bot_processes(proc)
+    assert bot_processes(proc)  # the thinking one (and idle ones: replacements, earlier tests' workers)
     stop_process(proc, timeout=20)
     mover.join(60)
     assert wait_for(lambda: all(gone(pid) for pid in pids)), [pid for pid in pids if not gone(pid)]
