@@ -216,10 +216,9 @@ class Pool:
             self._discard(worker)
             raise
         else:
-            if "error" in answer:  # the bot raised: a bug, the process is fine
-                self._put(worker)
-                raise self._no(ERROR, f"the bot failed:\n{answer['error']}", decision)
             self._put(worker)
+            if "error" in answer:  # the bot raised: a bug, the process is fine
+                raise self._no(ERROR, f"the bot failed:\n{answer['error']}", decision)
             move: Move = answer["move"]
             return move
         finally:
