@@ -12,7 +12,7 @@ CLIENT := clients/typescript
 NODE_STAMP := $(CLIENT)/node_modules/.package-lock.json
 
 .DEFAULT_GOAL := help
-.PHONY: help install run lint test test-fast openapi docs-tables ts-client ts-client-generate npm-ci bench bench-arena bench-memory bench-stream bench-cluster bench-faults bench-bots redis-server browser clean
+.PHONY: help install run lint test test-fast openapi docs-tables ts-client ts-client-generate npm-ci bench bench-arena bench-memory bench-stream bench-cluster bench-faults bench-bots bench-bots-load redis-server browser clean
 
 ## List the targets with what they do.
 help:
@@ -132,6 +132,10 @@ bench-faults: $(STAMP) redis-server
 ## Server bots' decision time per game (p50/p99/max CPU ms of the heuristic bots, engine only).
 bench-bots: $(STAMP)
 	$(BIN)/python -m bench.bots_bench
+
+## /healthz and stream delivery p99 on one instance while four ISMCTS bot seats play (in the bot processes, inline) vs none.
+bench-bots-load: $(STAMP) redis-server
+	$(BIN)/python -m bench.bots_load
 
 ## Remove the venv, caches, the TS client's node_modules and dist, test artefacts.
 clean:

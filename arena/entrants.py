@@ -7,7 +7,8 @@ it after the kind):
   harness's process;
 - ``server:random`` / ``server:heuristic``: the same bot played by the server
   (a bot seat, ``{"name": NAME, "bot": "heuristic"}`` at creation): its moves
-  are made inside the request that hands it the turn;
+  are made during the request that hands it the turn (a long decision in one
+  of the server's bot processes, docs/operations.md);
 - ``ismcts`` (or ``server:ismcts``): OpenSpiel's ISMCTS bot, always a bot seat
   (it searches the match through the engine's worlds, which only the server
   holds), so the server must enable it (``LODGE_ISMCTS_BOTS=1``, docs/ai.md);

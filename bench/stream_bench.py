@@ -126,6 +126,49 @@ def create(base: str, seed: int) -> dict:
     return r.json()
 
 
+def move_and_probe(base: str, match: dict, seed: int, moves: int, pace: float,
+                   seconds: float | None = None) -> tuple[dict[int, float], list[float]]:
+    """The mover: ``moves`` scripted moves of ``match`` (created with
+    ``seed``), one every ``pace`` seconds (no more once ``seconds`` have
+    passed, if given), while /healthz is probed every 50 ms.  Returns when
+    each version's move was sent (perf_counter) and the probes' times (ms)."""
+    health: list[float] = []
+    stop = threading.Event()
+
+    def probe() -> None:
+        session = requests.Session()
+        while not stop.is_set():
+            started = time.perf_counter()
+            session.get(base + "/healthz", timeout=30).raise_for_status()
+            health.append((time.perf_counter() - started) * 1000)
+            time.sleep(0.05)
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    script = scripted_moves(GAME, PLAYERS, seed)
+    tokens = {s["seat"]: s["token"] for s in match["seats"]}
+    sent: dict[int, float] = {}
+    session = requests.Session()
+    end = time.perf_counter() + (seconds if seconds is not None else float("inf"))
+    for version, (seat, move) in enumerate(script[:moves]):
+        if time.perf_counter() > end:
+            break
+        sent[version + 1] = time.perf_counter()
+        r = session.post(f"{base}/v1/matches/{match['match_id']}/moves", timeout=30,
+                         json={"move": move, "version": version}, headers={"Authorization": f"Bearer {tokens[seat]}"})
+        r.raise_for_status()
+        time.sleep(pace)
+    time.sleep(1)
+    stop.set()
+    prober.join()
+    return sent, health
+
+
+def deliveries(streams: Streams, sent: dict[int, float]) -> list[float]:
+    """From each move's sending to each watcher's receiving its version (ms)."""
+    return [(t - sent[v]) * 1000 for v, times in streams.arrivals.items() if v in sent for t in times]
+
+
 def one_size(base: str, server, rclient: redis.Redis, n: int, moves: int, pace: float, idle: float) -> dict:
     host, port = base.removeprefix("http://").split(":")
     mover_match = create(base, 1000 + n)
@@ -152,34 +195,8 @@ def one_size(base: str, server, rclient: redis.Redis, n: int, moves: int, pace: 
     time.sleep(idle)
     idle_calls = redis_calls(rclient) - calls_before - 1  # minus our own INFO
 
-    # the mover, with /healthz probed meanwhile
-    health: list[float] = []
-    stop = threading.Event()
-
-    def probe() -> None:
-        session = requests.Session()
-        while not stop.is_set():
-            started = time.perf_counter()
-            session.get(base + "/healthz", timeout=30).raise_for_status()
-            health.append((time.perf_counter() - started) * 1000)
-            time.sleep(0.05)
-
-    prober = threading.Thread(target=probe)
-    prober.start()
-    script = scripted_moves(GAME, PLAYERS, 1000 + n)
-    tokens = {s["seat"]: s["token"] for s in mover_match["seats"]}
-    sent: dict[int, float] = {}
-    session = requests.Session()
-    for version, (seat, move) in enumerate(script[:moves]):
-        sent[version + 1] = time.perf_counter()
-        r = session.post(f"{base}/v1/matches/{mover_match['match_id']}/moves", timeout=30,
-                         json={"move": move, "version": version}, headers={"Authorization": f"Bearer {tokens[seat]}"})
-        r.raise_for_status()
-        time.sleep(pace)
-    time.sleep(1)
-    stop.set()
-    prober.join()
-    delivery = [(t - sent[v]) * 1000 for v, times in streams.arrivals.items() if v in sent for t in times]
+    sent, health = move_and_probe(base, mover_match, 1000 + n, moves, pace)
+    delivery = deliveries(streams, sent)
     expected = len(sent) * min(WATCHERS, n)
     asyncio.run_coroutine_threadsafe(streams.close(), loop).result(timeout=60)
     loop.call_soon_threadsafe(loop.stop)

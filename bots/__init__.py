@@ -7,7 +7,12 @@
 
 The arena runs them in the harness's process (external programs enter
 through :mod:`arena.entrants` instead); the service plays bot seats with them
-(:func:`decide`).  Either way a bot gets one seat's view and legal moves only.
+(:func:`decide`; those that may think for long in worker processes,
+:mod:`bots.pool`).  Either way a bot gets one seat's view and legal moves only.
+
+More kinds can be plugged in, like games: the environment variable
+:data:`EXTRA_BOTS` names them, comma-separated ``kind=module:Class``, each a
+:class:`~bots.base.Bot` subclass (the tests' slow bot enters this way).
 """
 from __future__ import annotations
 
@@ -27,24 +32,34 @@ KINDS = ("random", "heuristic")
 #: information state through the engine's worlds, so it is handed the match
 #: (state and events) rather than a view; needs the ``openspiel`` extra.
 ISMCTS = "ismcts"
-#: the setting that lets the server play :data:`ISMCTS` seats: a decision takes
-#: up to a CPU-second inside the request, stalling its gevent worker meanwhile
+#: the setting that lets the server play :data:`ISMCTS` seats (a decision takes
+#: up to a CPU-second, in a worker process of :mod:`bots.pool`)
 ISMCTS_SETTING = "LODGE_ISMCTS_BOTS"
+#: the environment variable naming plugged-in bot kinds: ``kind=module:Class,…``
+EXTRA_BOTS = "LODGE_EXTRA_BOTS"
+
+
+def extra_bots(spec: str) -> dict[str, str]:
+    """The kinds named by ``spec`` (``kind=module:Class,…``): kind → ``module:Class``."""
+    entries = (part.strip().partition("=") for part in spec.split(",") if part.strip())
+    return {kind.strip(): target.strip() for kind, _, target in entries}
 
 
 def server_kinds() -> tuple[str, ...]:
-    """The bot kinds this server plays: :data:`KINDS`, and :data:`ISMCTS` when
-    :data:`ISMCTS_SETTING` is ``1`` and the extra is installed."""
+    """The bot kinds this server plays: :data:`KINDS`, :data:`ISMCTS` when
+    :data:`ISMCTS_SETTING` is ``1`` and the extra is installed, and the
+    kinds :data:`EXTRA_BOTS` names."""
     from lodge_openspiel import available
 
     enabled = os.environ.get(ISMCTS_SETTING) == "1" and available()
-    return (*KINDS, ISMCTS) if enabled else KINDS
+    return (*KINDS, *((ISMCTS,) if enabled else ()), *extra_bots(os.environ.get(EXTRA_BOTS, "")))
 
 
 def bot_class(kind: str, game: str) -> type[Bot]:
-    """The class of built-in bot ``kind`` for ``game``; ValueError if none.
+    """The class of bot ``kind`` for ``game``; ValueError if none.
     A game's heuristic bot is the ``HeuristicBot`` of the module its
-    declaration names (``engine.declaration.Declaration.bot``)."""
+    declaration names (``engine.declaration.Declaration.bot``); a plugged-in
+    kind is the class :data:`EXTRA_BOTS` names."""
     if kind == "random":
         return RandomBot
     if kind == "heuristic":
@@ -53,7 +68,25 @@ def bot_class(kind: str, game: str) -> type[Bot]:
             raise ValueError(f"no heuristic bot for game {game!r}")
         heuristic: type[Bot] = importlib.import_module(engine.declaration.bot).HeuristicBot
         return heuristic
+    plugged = extra_bots(os.environ.get(EXTRA_BOTS, "")).get(kind)
+    if plugged is not None:
+        module, _, name = plugged.partition(":")
+        extra: type[Bot] = getattr(importlib.import_module(module), name)
+        return extra
     raise ValueError(f"unknown bot kind {kind!r}; built-in kinds: {', '.join(KINDS)}")
+
+
+def reads_match(kind: str) -> bool:
+    """Whether bot ``kind`` decides from the match (:data:`ISMCTS`) rather
+    than from the seat's view and legal moves."""
+    return kind == ISMCTS
+
+
+def pooled(kind: str, game: str) -> bool:
+    """Whether the server lets bot ``kind`` decide in a worker process
+    (:mod:`bots.pool`): :data:`ISMCTS` and every bot class that is not
+    :attr:`~bots.base.Bot.inline`."""
+    return reads_match(kind) or not bot_class(kind, game).inline
 
 
 def make_bot(kind: str, game: str, seat: int, seed: int) -> Bot:
@@ -95,7 +128,7 @@ def decide(kind: str, game: str, seat: int, match_seed: int, version: int,
     state and event log) and reads it only through the seat's information
     state and the engine's worlds for that seat."""
     seed = decision_seed(match_seed, game, seat, version)
-    if kind == ISMCTS and match is not None:
+    if reads_match(kind) and match is not None:
         from lodge_openspiel import bot
 
         engine = REGISTRY.get(game)

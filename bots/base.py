@@ -23,6 +23,10 @@ class Bot:
     #: False for bots that decide from the legal moves alone: the harness then
     #: skips fetching the view (one request less per move).
     needs_view = True
+    #: True for bots whose every decision is cheap (a few milliseconds at
+    #: most, ``make bench-bots``): the server makes them inside the request;
+    #: the others decide in a worker process (:mod:`bots.pool`).
+    inline = True
 
     def __init__(self, game: str, seat: int, seed: int):
         self.game = game

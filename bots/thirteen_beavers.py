@@ -207,7 +207,12 @@ def _plan(river: _River, stinky: float | None, awake: int | None, threat: float)
 
 
 class HeuristicBot(Bot):
-    """Counts cards and plays the move with the best chance to win the race."""
+    """Counts cards and plays the move with the best chance to win the race.
+
+    Not :attr:`~bots.base.Bot.inline`: a process's first decisions build the
+    plans (up to about half a CPU-second each, ``make bench-bots``)."""
+
+    inline = False
 
     def __init__(self, game: str, seat: int, seed: int):
         super().__init__(game, seat, seed)

@@ -10,6 +10,7 @@ from typing import Any
 from flask import Flask, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from bots import pool as bot_pool
 from service.domain.matches import Lodge
 from service.domain.stream import hide_query_token
 from service.domain.webhooks import Webhooks
@@ -77,7 +78,8 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     notifier = Notifier(redis_client, store.versions, safety=settings.notify_safety)
     hooks = Webhooks(HostPolicy.parse(settings.webhook_hosts), settings.webhook_timeout_ms,
                      settings.webhook_concurrency)
-    app.extensions[EXTENSION] = Lodge(store, registry, notifier, webhooks=hooks)
+    thinking = bot_pool.Thinking(bot_pool.shared(settings.bot_processes), settings.bot_timeout_ms)
+    app.extensions[EXTENSION] = Lodge(store, registry, notifier, webhooks=hooks, thinking=thinking)
     app.wsgi_app = hide_query_token(app.wsgi_app)  # type: ignore[method-assign,assignment]
     api = Api(app)
     for blueprint in (games.blp, matches.blp, seats.blp, stream.blp, ladders.blp, worlds.blp, ops.blp):

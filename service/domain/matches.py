@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 import redis
 
+from bots.pool import Thinking
 from engine.core import FINISHED, SEED_MAX, SPECTATOR_VIEWER, Game, InvalidOptions, Viewer, seat_viewer
 from service.domain import auth, lobby, seats
 from service.domain.access import Access, not_found, store_faults, unavailable
@@ -42,11 +43,13 @@ from service.store.store import Archive, Meta, Snapshot, WriteUnsettled
 class Lodge(Access):
     """What a request needs: the store, the game registry (lookups from
     :class:`Access`), the change notifications that wake long-polls and
-    streams, the move pipeline, and the webhook calls."""
+    streams, the move pipeline, the webhook calls, and where bot seats
+    decide (default: inline)."""
 
     notifier: Notifier
     history: History = field(default_factory=History)
     webhooks: Webhooks = field(default_factory=Webhooks)
+    thinking: Thinking = field(default_factory=Thinking)
 
     @functools.cached_property
     def ladders(self) -> Ladders:
@@ -56,7 +59,7 @@ class Lodge(Access):
     @functools.cached_property
     def moves(self) -> MovePipeline:
         """Every move into a match: a client's, a bot's, a clock's, a webhook's."""
-        return MovePipeline(self, self.webhooks)
+        return MovePipeline(self, self.webhooks, self.thinking)
 
     # --- create ------------------------------------------------------------
     def create(self, game_id: str, players: Any, seed: Any, options: Any, *,

@@ -23,7 +23,8 @@ from typing import Any
 import orjson
 import redis
 
-import bots
+from bots import pool as bot_pool
+from bots.pool import INLINE, NoDecision, Thinking
 from engine.core import (
     BY_BOT,
     BY_CLOCK,
@@ -116,6 +117,7 @@ class MovePipeline:
 
     access: Access
     webhooks: Webhooks = field(default_factory=Webhooks)
+    thinking: Thinking = field(default_factory=Thinking)
 
     @property
     def store(self) -> Store:
@@ -334,11 +336,12 @@ class MovePipeline:
 
     def _server_moves(self, game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
                       timed: int | None = None, reason: str | None = None) -> ServerMoves:
-        """:func:`server_moves`; the bots' thinking is not store time, so it
-        does not spend the request's store budget."""
+        """:func:`server_moves`, the bots deciding as :attr:`thinking` says;
+        their thinking is not store time, so it does not spend the request's
+        store budget."""
         stored = functools.cache(functools.partial(self._stored_events, meta.match_id, snap.version - len(steps)))
         with self.store.off_budget():
-            return server_moves(game, meta, snap, steps, timed, reason, stored)
+            return server_moves(game, meta, snap, steps, timed, reason, stored, self.thinking)
 
     def _stored_events(self, match_id: str, upto: int) -> list[dict[str, Any]]:
         """The match's stored events up to version ``upto``: the history a
@@ -431,7 +434,7 @@ def deadlines(game: Game, meta: Meta, state: dict[str, Any], now: int,
 
 def server_moves(game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
                  timed: int | None = None, reason: str | None = None,
-                 stored: Callable[[], list[dict[str, Any]]] = list) -> ServerMoves:
+                 stored: Callable[[], list[dict[str, Any]]] = list, thinking: Thinking = INLINE) -> ServerMoves:
     """The moves the server plays after ``snap`` (reached by ``steps``, the
     request's own move; ``snap`` still carries the deadlines and banks of
     the version before it): seat ``timed``'s fallback first when its clock
@@ -441,7 +444,9 @@ def server_moves(game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
     ``"resigned"``), like the engine's automatic moves; at most
     :data:`AUTO_MOVES` and :data:`AUTO_SECONDS`.  The decisions that end now
     are charged to the seats' banks first.  ``stored`` gives the match's
-    events stored before ``steps`` (read only by a searching bot)."""
+    events stored before ``steps`` (read only by a searching bot); the bots
+    decide as ``thinking`` says (inline, or in its pool: a bot that gives
+    no move there within its budget gets its fallback, ``by: "clock"``)."""
     steps, state, version = list(steps), snap.state, snap.version
     now, started, played = clock.now_ms(), time.monotonic(), 0
     bank = clock.charged(snap.deadline, snap.bank, now)
@@ -453,9 +458,10 @@ def server_moves(game: Game, meta: Meta, snap: Snapshot, steps: list[Step],
     while owed is not None:
         if played >= AUTO_MOVES or (played and time.monotonic() - started > AUTO_SECONDS):
             return ServerMoves(timed_snap(), steps, owed=True)
-        seat, by = owed
-        move = _server_decision(game, meta, timed_snap(), seat, by, functools.partial(_history, stored, steps))
-        why = reason if seat == timed and by == BY_CLOCK else None
+        seat, owed_by = owed
+        move, by = _server_decision(game, meta, timed_snap(), seat, owed_by,
+                                    functools.partial(_history, stored, steps), thinking)
+        why = reason if seat == timed and owed_by == BY_CLOCK else None
         state, events = game.play(state, seat, move, by, why)
         version, played = version + 1, played + 1
         entry = {"version": version, "seat": seat, "move": move, "by": by, **({"reason": why} if why else {})}
@@ -470,21 +476,31 @@ def _history(stored: Callable[[], list[dict[str, Any]]], steps: list[Step]) -> l
 
 
 def _server_decision(game: Game, meta: Meta, snap: Snapshot, seat: int, by: str,
-                     history: Callable[[], list[dict[str, Any]]]) -> Move:
-    """A bot seat's choice, made from exactly that seat's view (what its GET
+                     history: Callable[[], list[dict[str, Any]]], thinking: Thinking) -> tuple[Move, str]:
+    """The move the server plays for ``seat`` and who decided it (``by``).
+    A bot seat's choice, made from exactly that seat's view (what its GET
     returns) and legal moves (with their ids; a choice by id is logged as the
     listed move it names; a searching bot: from the match, read only through
-    its seat's worlds, :func:`bots.decide`); else the game's fallback
-    (:meth:`Game.fallback`)."""
+    its seat's worlds, :func:`bots.decide`), with the seat's deadline as the
+    budget of a pooled decision (:meth:`bots.pool.Thinking.decide`); else,
+    or when the bot gave no move in time, the game's fallback
+    (:meth:`Game.fallback`; ``by: "clock"`` for the bot, as when a clock runs out)."""
+    choice = None
     if by == BY_BOT:
-        view = view_of(game, meta, snap, seat_viewer(seat))
-        choice = bots.decide(str(meta.bots[seat]), game.id, seat, meta.seed, snap.version, view,
-                             with_ids(game, game.legal_moves(snap.state, seat)), lambda: (snap.state, history()))
-        if "id" in choice:
-            choice = game.posted_move(snap.state, seat, choice)
-    else:
+        decision = bot_pool.Decision(str(meta.bots[seat]), game.id, seat, meta.seed, snap.version,
+                            view_of(game, meta, snap, seat_viewer(seat)),
+                            with_ids(game, game.legal_moves(snap.state, seat)), lambda: (snap.state, history()))
+        try:
+            choice = thinking.decide(decision, snap.deadline.get(str(seat)))
+        except NoDecision as failed:
+            metrics.BOT_FALLBACKS.labels(failed.reason).inc()
+            by = BY_CLOCK
+        else:
+            if "id" in choice:
+                choice = game.posted_move(snap.state, seat, choice)
+    if choice is None:
         choice = game.fallback(snap.state, seat)
-    return {k: v for k, v in choice.items() if k != "label"}
+    return {k: v for k, v in choice.items() if k != "label"}, by
 
 
 def _move_body(game: Game, meta: Meta, viewer: Viewer, snap: Snapshot,

@@ -5,6 +5,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from bots import pool as bot_pool
 from service.http.cors import parse_origins
 from service.ops.webhook_http import HostPolicy
 
@@ -112,6 +113,12 @@ class Settings:
     #: ``WORLD_SECRET``: the key that signs worlds (api.md "Worlds and simulation"), the same on
     #: every instance; empty: one is made and kept in the store (service/domain/world_token.py).
     world_secret: str = field(default="", repr=False)
+    #: Bot seats (bots/pool.py): ``BOT_PROCESSES`` worker processes per server
+    #: process for the decisions that may take long (default two, one on a
+    #: one-core machine; 0: every decision inline), ``BOT_TIMEOUT_MS`` a
+    #: decision's budget when the seat's clock leaves more (then its fallback).
+    bot_processes: int = field(default_factory=bot_pool.default_processes)
+    bot_timeout_ms: int = bot_pool.TIMEOUT_MS
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -148,6 +155,8 @@ class Settings:
             webhook_timeout_ms=_int(env, "WEBHOOK_TIMEOUT_MS", cls.webhook_timeout_ms),
             webhook_concurrency=_int(env, "WEBHOOK_CONCURRENCY", cls.webhook_concurrency),
             world_secret=env.get("WORLD_SECRET", ""),
+            bot_processes=bot_pool.processes(env),
+            bot_timeout_ms=_int(env, bot_pool.TIMEOUT_SETTING, cls.bot_timeout_ms),
         )
 
 

@@ -29,6 +29,10 @@ MOVES = Counter("lodge_moves_applied_total", "Moves applied, by game", ["game"])
 CONFLICTS = Counter("lodge_version_conflicts_total",
                     "Version conflicts: answered 409 (refused) or lost a compare-and-set and "
                     "recomputed (retried, moves sent without a version)", ["outcome"])
+BOT_FALLBACKS = Counter("lodge_bot_fallbacks_total",
+                        "Bot seat decisions in a worker process that gave no move, so the seat played its "
+                        "fallback: none within the budget (timeout) or the process or bot failed (error)",
+                        ["reason"])
 MATCHES = Counter("lodge_matches_created_total", "Matches created, by game", ["game"])
 
 

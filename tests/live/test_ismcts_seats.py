@@ -10,6 +10,7 @@ import bots
 from arena import client as c
 from arena.client import LodgeClient, legal_of
 from arena.entrants import Entrant
+from bots import pool as bot_pool
 from lodge_openspiel import available
 from tests.conftest import start_gunicorn, stop_process
 
@@ -33,8 +34,11 @@ def test_server_refuses_ismcts_seats_unless_enabled(live_server):
 @needs_extra
 def test_server_plays_an_ismcts_seat_when_enabled(tmp_path):
     """With ``LODGE_ISMCTS_BOTS=1`` a seat may be ``ismcts``: the server plays
-    it inside the request (``by: "bot"``) from the stored history and the moves of the request."""
-    server, base = start_gunicorn(tmp_path, None, workers=1, extra_env={bots.ISMCTS_SETTING: "1"})
+    it during the request (``by: "bot"``; the search in a bot process) from
+    the stored history and the moves of the request."""
+    # a generous budget: on a loaded machine a search in the (niced) bot process may take more than 10 s
+    server, base = start_gunicorn(tmp_path, None, workers=1,
+                                  extra_env={bots.ISMCTS_SETTING: "1", bot_pool.TIMEOUT_SETTING: "120000"})
     try:
         with LodgeClient(base) as lodge:
             match = lodge.create("biberbande", ["me", {"name": "deep", "bot": "ismcts"}], seed=4)

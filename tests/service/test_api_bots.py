@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+import bots
 import service.domain.moves
 from engine import REGISTRY
 from service.http.context import EXTENSION
@@ -97,13 +98,13 @@ def test_a_bot_gets_exactly_its_seats_view_and_moves(api: Api, monkeypatch: pyte
     returns to that seat and what its legal-moves list holds (checked by
     replaying the record into a match of token seats)."""
     calls: list[tuple[int, int, dict[str, Any], list[dict[str, Any]]]] = []
-    decide = service.domain.moves.bots.decide
+    decide = bots.decide
 
     def spy(kind: str, game: str, seat: int, seed: int, version: int, view: Any, moves: Any, match: Any) -> Any:
         calls.append((seat, version, view, moves))
         return decide(kind, game, seat, seed, version, view, moves, match)
 
-    monkeypatch.setattr(service.domain.moves.bots, "decide", spy)
+    monkeypatch.setattr(bots, "decide", spy)  # biberbande's bots decide inline
     match = create(api, "biberbande", [{"name": "Bobo", **H}, "me", {"name": "Cleo", "bot": "random"}], seed=9,
                    options={"rounds": 1})
     rng = random.Random(1)
