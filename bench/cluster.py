@@ -6,7 +6,9 @@ round-robin against routing by match id.
 Both stores have the recommended topology of docs/store-availability.md:
 every primary has two replicas (one Redis: a primary and two replicas; the
 cluster: 3 primaries and 6 replicas, ``cluster-node-timeout`` 1500 ms), no
-persistence on either.  Each scenario starts its gunicorns
+persistence on either.  Both run at once, and each scenario runs on one
+and then on the other, so the machine's load drifts little between the two
+figures compared.  Each scenario starts its gunicorns
 (deploy/gunicorn.conf.py, 1 worker, 4 threads each, ``REDIS_MODE`` as the
 store needs) and drives them with ``CLIENTS`` loopback clients playing
 scripted random Biberbande matches (``bench.http_bench.LodgeClient``: one
@@ -260,16 +262,6 @@ def memory_per_match(url: str, matches: int = 200, moves: int = 30, idempotency:
             "bytes_per_match": round(used / matches)}
 
 
-def run_store(store: Store, report: dict, seeds: Callable[[], int]) -> None:
-    """Every case and both publish commands on ``store``, printed as they come."""
-    for case in CASES:
-        report["scenarios"].append(scenario(store, case, seeds))
-        print(json.dumps(report["scenarios"][-1]), flush=True)
-    for command in ("PUBLISH", "SPUBLISH"):
-        report["publish"].append(publish_cost(store, command))
-        print(json.dumps(report["publish"][-1]), flush=True)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.parse_args()
@@ -282,19 +274,29 @@ def main() -> None:
                     "replicas_per_primary": REPLICAS,
                     "gunicorn": f"1 worker, {THREADS} threads per instance", "scenarios": [], "publish": []}
     work = Path(tempfile.mkdtemp(prefix="lodge-bench-"))
-    single = SentinelGroup(work / "single", replicas=REPLICAS, sentinels=0)
+    groups: list[SentinelGroup | Cluster] = []
     try:
+        single = SentinelGroup(work / "single", replicas=REPLICAS, sentinels=0)
+        groups.append(single)
+        cluster = Cluster(work / "cluster", replicas=REPLICAS)
+        groups.append(cluster)
         url = f"redis://127.0.0.1:{single.primary}/0"
-        run_store(Store("redis", "single", url, [single.primary], single.replica_ports), report, seeds)
+        stores = (Store("redis", "single", url, [single.primary], single.replica_ports),
+                  Store("cluster", "cluster", cluster.seeds, cluster.masters, cluster.replicas))
+        # each case on both stores in turn: the machine's load drifts less between the two
+        for case in CASES:
+            for store in stores:
+                report["scenarios"].append(scenario(store, case, seeds))
+                print(json.dumps(report["scenarios"][-1]), flush=True)
+        for command in ("PUBLISH", "SPUBLISH"):
+            for store in stores:
+                report["publish"].append(publish_cost(store, command))
+                print(json.dumps(report["publish"][-1]), flush=True)
         report["memory"] = [memory_per_match(url), memory_per_match(url, idempotency=True)]
         print(json.dumps(report["memory"]), flush=True)
     finally:
-        single.stop()
-    cluster = Cluster(work / "cluster", replicas=REPLICAS)
-    try:
-        run_store(Store("cluster", "cluster", cluster.seeds, cluster.masters, cluster.replicas), report, seeds)
-    finally:
-        cluster.stop()
+        for group in groups:
+            group.stop()
     write_report(report, "cluster.json")
 
 
