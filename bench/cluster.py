@@ -6,9 +6,10 @@ round-robin against routing by match id.
 Both stores have the recommended topology of docs/store-availability.md:
 every primary has two replicas (one Redis: a primary and two replicas; the
 cluster: 3 primaries and 6 replicas, ``cluster-node-timeout`` 1500 ms), no
-persistence on either.  Both run at once, and each scenario runs on one
-and then on the other, so the machine's load drifts little between the two
-figures compared.  Each scenario starts its gunicorns
+persistence on either.  Both run at once, and each scenario plays its
+moves in ``ROUNDS`` rounds, the two stores taking turns, so the machine's
+load (shared, and drifting) weighs on both figures compared alike.  Each
+scenario starts its gunicorns
 (deploy/gunicorn.conf.py, 1 worker, 4 threads each, ``REDIS_MODE`` as the
 store needs) and drives them with ``CLIENTS`` loopback clients playing
 scripted random Biberbande matches (``bench.http_bench.LodgeClient``: one
@@ -50,7 +51,7 @@ import redis
 import requests
 
 from bench import write_report
-from bench.http_bench import LodgeClient, drive
+from bench.http_bench import LodgeClient, Measure, drive
 from bench.servers import cpu_seconds
 from devtools.servers import Cluster, SentinelGroup, start_gunicorn, stop_process
 from service.ops.config import Settings
@@ -61,6 +62,8 @@ WARMUP = 200
 THREADS = 4
 #: Replicas of every primary (docs/store-availability.md).
 REPLICAS = 2
+#: Rounds of MOVES / ROUNDS moves per scenario and store, the stores taking turns.
+ROUNDS = 6
 #: Seconds of Redis CPU measured with no load, per scenario.
 IDLE_SECONDS = 3.0
 #: Messages sent per publish command measured.
@@ -147,59 +150,100 @@ def cpu_of(store: Store, seconds: float) -> dict[str, float]:
             "replicas": (redis_cpu(store.replicas) - before[1]) * 1000 / seconds}
 
 
-def scenario(store: Store, case: Case, seeds: Callable[[], int]) -> dict:
-    # rate limits off: this measures the store (the limits' counters share it)
-    env = {"THREADS": str(THREADS), "LOG_LEVEL": "warning", "REDIS_WAIT_REPLICAS": str(case.wait),
-           "RATE_LIMIT_ENABLED": "false", "REDIS_MODE": store.mode}
-    servers, bases = [], []
-    try:
+class Run:
+    """One scenario on one store: its gunicorns, and what its rounds measured."""
+
+    def __init__(self, store: Store, case: Case, seeds: Callable[[], int]):
+        self.store, self.case, self.seeds = store, case, seeds
+        # rate limits off: this measures the store (the limits' counters share it)
+        env = {"THREADS": str(THREADS), "LOG_LEVEL": "warning", "REDIS_WAIT_REPLICAS": str(case.wait),
+               "RATE_LIMIT_ENABLED": "false", "REDIS_MODE": store.mode}
+        self.servers, self.bases = [], []
+        self.turns = itertools.count()
         for _ in range(case.instances):
             proc, base = start_gunicorn(Path(tempfile.mkdtemp(prefix="lodge-bench-")), store.url, 1, env)
-            servers.append(proc)
-            bases.append(base)
-        turns = itertools.count()
+            self.servers.append(proc)
+            self.bases.append(base)
+        self.measure: Measure | None = None
+        self.server_cpu = 0.0
+        self.used = {"primaries": 0.0, "replicas": 0.0}
+        self.stats: dict[str, tuple[int, int]] = {}
 
-        def make_worker(session: requests.Session):
-            return RoutedClient(bases, session, seeds(), case.by_match, turns, case.idempotency).move
+    def _worker(self, session: requests.Session) -> Callable[[], None]:
+        return RoutedClient(self.bases, session, self.seeds(), self.case.by_match, self.turns,
+                            self.case.idempotency).move
 
-        drive(servers[0], CLIENTS, WARMUP // CLIENTS, make_worker)
-        idle = cpu_of(store, IDLE_SECONDS)
-        cpu_before = [cpu_seconds(p) for p in servers]
+    def warm_up(self) -> None:
+        drive(self.servers[0], CLIENTS, WARMUP // CLIENTS, self._worker)
+        self.idle = cpu_of(self.store, IDLE_SECONDS)
+
+    def round(self, moves: int) -> None:
+        """Play ``moves`` moves, adding what they cost to the totals."""
+        store = self.store
+        cpu_before = [cpu_seconds(p) for p in self.servers]
         redis_before = redis_cpu(store.primaries), redis_cpu(store.replicas)
         stats_before = command_stats(store.primaries)
-        m = drive(servers[0], CLIENTS, MOVES // CLIENTS, make_worker)
-        cpu = sum(cpu_seconds(p) for p in servers) - sum(cpu_before)
-        used = {"primaries": redis_cpu(store.primaries) - redis_before[0],
-                "replicas": redis_cpu(store.replicas) - redis_before[1]}
-        stats = command_stats(store.primaries)
-    finally:
-        for proc in servers:
+        m = drive(self.servers[0], CLIENTS, moves // CLIENTS, self._worker)
+        self.server_cpu += sum(cpu_seconds(p) for p in self.servers) - sum(cpu_before)
+        self.used["primaries"] += redis_cpu(store.primaries) - redis_before[0]
+        self.used["replicas"] += redis_cpu(store.replicas) - redis_before[1]
+        for name, (calls, usec) in command_stats(store.primaries).items():
+            was_calls, was_usec = stats_before.get(name, (0, 0))
+            total_calls, total_usec = self.stats.get(name, (0, 0))
+            self.stats[name] = (total_calls + calls - was_calls, total_usec + usec - was_usec)
+        self.measure = m if self.measure is None else self.measure + m
+
+    def stop(self) -> None:
+        for proc in self.servers:
             stop_process(proc, timeout=20)
-    delta = {k: (calls - stats_before.get(k, (0, 0))[0], usec - stats_before.get(k, (0, 0))[1])
-             for k, (calls, usec) in stats.items()}
-    hmget, get = delta.get("cmdstat_hmget", (0, 0))[0], delta.get("cmdstat_get", (0, 0))[0]
-    per_move = {k.removeprefix("cmdstat_"): {"calls": round(c / m.requests, 3), "us": round(u / m.requests, 1)}
-                for k, (c, u) in sorted(delta.items(), key=lambda kv: -kv[1][1]) if c and u >= m.requests / 10}
 
-    def ms_per_move(part: str, less_idle: bool = False) -> float:
-        spent = used[part] * 1000 - (idle[part] * m.seconds if less_idle else 0)
-        return round(spent / m.requests, 3)
+    def report(self) -> dict:
+        m, case, used, idle = self.measure, self.case, self.used, self.idle
+        assert m is not None
+        hmget, get = self.stats.get("cmdstat_hmget", (0, 0))[0], self.stats.get("cmdstat_get", (0, 0))[0]
+        per_move = {k.removeprefix("cmdstat_"): {"calls": round(c / m.requests, 3), "us": round(u / m.requests, 1)}
+                    for k, (c, u) in sorted(self.stats.items(), key=lambda kv: -kv[1][1])
+                    if c and u >= m.requests / 10}
 
-    return {"store": store.name, "instances": case.instances,
-            "routing": "by match id" if case.by_match else "round-robin",
-            "wait_replicas": case.wait, "idempotency_keys": case.idempotency,
-            "moves": m.requests, "moves_per_s": round(m.requests / m.seconds),
-            "server_cpu_s": round(cpu, 2), "moves_per_server_cpu_s": round(m.requests / cpu),
-            "redis_cpu_ms_per_move": round(ms_per_move("primaries") + ms_per_move("replicas"), 3),
-            "primaries_cpu_ms_per_move": ms_per_move("primaries"),
-            "replicas_cpu_ms_per_move": ms_per_move("replicas"),
-            "redis_idle_cpu_ms_per_s": {part: round(v, 2) for part, v in idle.items()},
-            "primaries_cpu_ms_per_move_less_idle": ms_per_move("primaries", True),
-            "replicas_cpu_ms_per_move_less_idle": ms_per_move("replicas", True),
-            "primary_commands_per_move": per_move,
-            "extra_reads_per_move": round((hmget + get) / m.requests, 3),
-            "cache_hit_rate": round(1 - hmget / m.requests, 3),
-            "p50_ms": m.summary()["p50_ms"], "p99_ms": m.summary()["p99_ms"]}
+        def ms_per_move(part: str, less_idle: bool = False) -> float:
+            spent = used[part] * 1000 - (idle[part] * m.seconds if less_idle else 0)
+            return round(spent / m.requests, 3)
+
+        return {"store": self.store.name, "instances": case.instances,
+                "routing": "by match id" if case.by_match else "round-robin",
+                "wait_replicas": case.wait, "idempotency_keys": case.idempotency,
+                "moves": m.requests, "moves_per_s": round(m.requests / m.seconds),
+                "server_cpu_s": round(self.server_cpu, 2),
+                "moves_per_server_cpu_s": round(m.requests / self.server_cpu),
+                "redis_cpu_ms_per_move": round(ms_per_move("primaries") + ms_per_move("replicas"), 3),
+                "primaries_cpu_ms_per_move": ms_per_move("primaries"),
+                "replicas_cpu_ms_per_move": ms_per_move("replicas"),
+                "redis_idle_cpu_ms_per_s": {part: round(v, 2) for part, v in idle.items()},
+                "redis_cpu_ms_per_move_less_idle": round(ms_per_move("primaries", True)
+                                                         + ms_per_move("replicas", True), 3),
+                "primaries_cpu_ms_per_move_less_idle": ms_per_move("primaries", True),
+                "replicas_cpu_ms_per_move_less_idle": ms_per_move("replicas", True),
+                "primary_commands_per_move": per_move,
+                "extra_reads_per_move": round((hmget + get) / m.requests, 3),
+                "cache_hit_rate": round(1 - hmget / m.requests, 3),
+                "p50_ms": m.summary()["p50_ms"], "p99_ms": m.summary()["p99_ms"]}
+
+
+def scenario(stores: tuple[Store, ...], case: Case, seeds: Callable[[], int]) -> list[dict]:
+    """``case`` on every store at once, in ``ROUNDS`` rounds taking turns."""
+    runs: list[Run] = []
+    try:
+        for store in stores:
+            runs.append(Run(store, case, seeds))
+        for run in runs:
+            run.warm_up()
+        for _ in range(ROUNDS):
+            for run in runs:
+                run.round(MOVES // ROUNDS)
+    finally:
+        for run in runs:
+            run.stop()
+    return [run.report() for run in runs]
 
 
 def publish_cost(store: Store, command: str, messages: int = MESSAGES) -> dict:
@@ -283,11 +327,10 @@ def main() -> None:
         url = f"redis://127.0.0.1:{single.primary}/0"
         stores = (Store("redis", "single", url, [single.primary], single.replica_ports),
                   Store("cluster", "cluster", cluster.seeds, cluster.masters, cluster.replicas))
-        # each case on both stores in turn: the machine's load drifts less between the two
         for case in CASES:
-            for store in stores:
-                report["scenarios"].append(scenario(store, case, seeds))
-                print(json.dumps(report["scenarios"][-1]), flush=True)
+            for row in scenario(stores, case, seeds):
+                report["scenarios"].append(row)
+                print(json.dumps(row), flush=True)
         for command in ("PUBLISH", "SPUBLISH"):
             for store in stores:
                 report["publish"].append(publish_cost(store, command))
