@@ -188,7 +188,7 @@ def test_resent_write_is_not_a_conflict(client):
     store = make_store(client)
     create(store)
     k = Keys(MID)
-    args = [0, b'{"n":1}', TTL, b"", "write-1", IDEM_TTL, b"", b'{"version":1}', 1, b'{"type":"tick"}']
+    args = [0, b'{"n":1}', TTL, b"", "write-1", IDEM_TTL, b"", "1", b'{"version":1}', 1, b'{"type":"tick"}']
     assert store._apply(keys=k.fixed(), args=args) == [b"ok", 1]
     assert store._apply(keys=k.fixed(), args=args) == [b"ok", 1]
     assert client.llen(k.moves) == 1 and client.llen(k.events) == 2
