@@ -54,8 +54,8 @@ so the same shard), from inside their script (see :mod:`service.store.notify`).
 On a Redis Cluster a move publishes only when the shard's primary has a
 subscriber to the channel (Lodge subscribes on primaries): there every
 ``SPUBLISH`` is also sent to each replica of the shard as a cluster-bus
-message (a header of about 2 KB each), the largest part of what a cluster
-spent per move beyond one Redis (``make bench-cluster``).  On one Redis it
+message (a header of about 2 KB each), the one cost per move that only a
+cluster had (``make bench-cluster``).  On one Redis it
 goes down the replication stream, which costs little, and a subscriber
 left on a demoted primary after a Sentinel failover still hears it, so
 there the script always publishes.
