@@ -121,7 +121,7 @@ bench-stream: $(STAMP) redis-server
 bench-memory: $(STAMP) redis-server
 	$(BIN)/python -m bench.memory
 
-## Apply-move throughput on one Redis vs a 3-master cluster, 1 and 2 instances, cache hit rate by routing.
+## Redis CPU per move, one Redis vs a 3-primary cluster (two replicas each; WAIT, idempotency, 1 and 2 instances), cache hit rate by routing.
 bench-cluster: $(STAMP) redis-server
 	$(BIN)/python -m bench.cluster
 

@@ -122,11 +122,13 @@ class LodgeClient:
 
     The matches for ``moves`` moves are created up front, when the client is
     made (before :func:`drive` reads the server's CPU), so a move scenario
-    measures moves, not match creations."""
+    measures moves, not match creations.  ``idempotency``: every move sends
+    an ``Idempotency-Key``, so the server keeps a record of each."""
 
-    def __init__(self, base: str, session: requests.Session, game: str, players: int, seed: int, moves: int = 1):
+    def __init__(self, base: str, session: requests.Session, game: str, players: int, seed: int, moves: int = 1,
+                 idempotency: bool = False):
         self.base, self.session, self.game, self.players = base, session, game, players
-        self.seed = seed
+        self.seed, self.idempotency = seed, idempotency
         self.ready: list[tuple[str, dict[int, str], list[tuple[int, dict]]]] = []
         while sum(len(script) for _, _, script in self.ready) < moves:
             self.ready.append(self._create())
@@ -147,9 +149,11 @@ class LodgeClient:
         if self.version == len(self.script):
             self._next_match()
         seat, move = self.script[self.version]
+        headers = {"Authorization": f"Bearer {self.tokens[seat]}"}
+        if self.idempotency:  # each move keeps an idempotency record
+            headers["Idempotency-Key"] = f"m{self.version}"
         reply = self.session.post(f"{self.base}/v1/matches/{self.match}/moves",
-                                  json={"move": move, "version": self.version},
-                                  headers={"Authorization": f"Bearer {self.tokens[seat]}"})
+                                  json={"move": move, "version": self.version}, headers=headers)
         assert reply.status_code == 200, reply.text
         self.version += 1
 

@@ -242,9 +242,10 @@ class Cluster(RedisGroup):
     """A Redis Cluster: ``masters`` primaries sharing the 16384 slots, each
     with ``replicas`` replicas (with 2, losing any one node keeps every
     shard writable with ``REDIS_WAIT_REPLICAS=1``).  ``url`` names the first
-    primary, ``seeds`` every node (a cluster-mode ``REDIS_URL``)."""
+    primary, ``seeds`` every node (a cluster-mode ``REDIS_URL``).
+    ``extra``: more redis-server arguments for every node."""
 
-    def __init__(self, workdir: Path, masters: int = 3, replicas: int = 0):
+    def __init__(self, workdir: Path, masters: int = 3, replicas: int = 0, extra: tuple[str, ...] = ()):
         super().__init__(workdir)
         import redis
 
@@ -255,7 +256,7 @@ class Cluster(RedisGroup):
             node_dir.mkdir(parents=True, exist_ok=True)
             self.start(port, _node_args(binary, port, node_dir, "--cluster-enabled", "yes",
                                         "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1500",
-                                        *CLUSTER_AVAILABILITY, "--repl-diskless-sync-delay", "0"))
+                                        *CLUSTER_AVAILABILITY, "--repl-diskless-sync-delay", "0", *extra))
         self.masters, self.replicas = ports[:masters], ports[masters:]
         self.url = f"redis://127.0.0.1:{ports[0]}/0"
         self.seeds = ",".join(f"redis://127.0.0.1:{port}/0" for port in ports)

@@ -51,6 +51,14 @@ failed) is dropped when the lobby next lists it.
 A move and a delete also ``SPUBLISH`` the new version (-1: deleted) on the
 channel ``lodge:{<match_id>}:changed`` (:attr:`Keys.changed`; same hash tag,
 so the same shard), from inside their script (see :mod:`service.store.notify`).
+On a Redis Cluster a move publishes only when the shard's primary has a
+subscriber to the channel (Lodge subscribes on primaries): there every
+``SPUBLISH`` is also sent to each replica of the shard as a cluster-bus
+message (a header of about 2 KB each), the one cost per move that only a
+cluster had (``make bench-cluster``).  On one Redis it
+goes down the replication stream, which costs little, and a subscriber
+left on a demoted primary after a Sentinel failover still hears it, so
+there the script always publishes.
 """
 from __future__ import annotations
 
@@ -207,7 +215,9 @@ APPLY = _DAMAGE + """
 -- ARGV: 1 expected version, 2 final state JSON, 3 ttl seconds,
 --       4 request fingerprint ('' without KEYS[7]), 5 write id (unique per
 --       attempt), 6 idempotency ttl seconds, 7 deadlines JSON ('' for none),
---       8.. per new version, in order: move log entry JSON, the number n of
+--       8 '1': publish the change always, '0': only when this node has a
+--       subscriber to the channel (a cluster, see Keys.changed),
+--       9.. per new version, in order: move log entry JSON, the number n of
 --       its events, then its n events JSON
 -- Returns {'missing'} when the match is gone (no meta), {'damaged',
 -- key} when its keys disagree, {'idem', version} when KEYS[7] holds a
@@ -250,7 +260,7 @@ if cur ~= ARGV[1] or redis.call('HEXISTS', KEYS[2], 'z') == 1 then
 end
 local ttl = tonumber(ARGV[3])
 local v = tonumber(cur)
-local i = 8
+local i = 9
 while i <= #ARGV do
   v = v + 1
   local n = tonumber(ARGV[i + 1])
@@ -278,7 +288,10 @@ end
 for i = 1, 5 do
   redis.call('EXPIRE', KEYS[i], ttl)
 end
-redis.pcall('SPUBLISH', string.sub(KEYS[1], 1, -5) .. 'changed', v)  -- meta -> changed: service.store.notify
+local changed = string.sub(KEYS[1], 1, -5) .. 'changed'  -- meta -> changed: service.store.notify
+if ARGV[8] == '1' or redis.call('PUBSUB', 'SHARDNUMSUB', changed)[2] > 0 then
+  redis.pcall('SPUBLISH', changed, v)
+end
 return {'ok', v}
 """
 

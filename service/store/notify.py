@@ -6,6 +6,8 @@ A move and a delete announce the match's new version on its channel
 round trip.  ``SPUBLISH``/``SSUBSCRIBE`` are sharded pub/sub: on a Redis
 Cluster a message only travels to the shard that owns the match's slot; on a
 single Redis 7 (or fakeredis) they behave like ``PUBLISH``/``SUBSCRIBE``.
+On a cluster a move publishes only when the shard's primary has a subscriber
+to the channel (:mod:`service.store.keys`): this notifier subscribes there.
 
 Each process keeps ONE pub/sub connection (:class:`Notifier`), subscribed to
 the channels of the matches that somebody in the process waits on (a stream

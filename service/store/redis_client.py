@@ -280,7 +280,7 @@ def build(settings: Settings) -> Any:
     if settings.redis_mode == "sentinel":
         if not settings.sentinels:
             raise ValueError("REDIS_MODE=sentinel needs REDIS_SENTINELS (host:port,...)")
-        sentinel = redis.Sentinel(list(settings.sentinels), sentinel_kwargs=timeouts, **timeouts)
+        sentinel = Sentinels(list(settings.sentinels), sentinel_kwargs=timeouts, **timeouts)
         return sentinel.master_for(settings.sentinel_master, retry=FailoverRetry(*quick),
                                    health_check_interval=30,
                                    parser_class=Parser, connection_class=noting(SentinelManagedConnection))
@@ -291,6 +291,27 @@ def build(settings: Settings) -> Any:
     import fakeredis
 
     return fakeredis.FakeRedis()
+
+
+class Sentinels(redis.Sentinel):
+    """redis-py's ``Sentinel``, which takes no primary from a sentinel that
+    is in the middle of a failover.
+
+    redis-py reads the primary's address from ``SENTINEL MASTERS``.  The
+    sentinel leading a failover keeps naming the *old* primary there (flag
+    ``failover_in_progress``) until every replica has been pointed at the
+    promoted one, although its ``GET-MASTER-ADDR-BY-NAME`` and the other
+    sentinels already name the new primary.  Restarted meanwhile, the old
+    primary answers again, empty and still a primary until the sentinels
+    turn it into a replica; taken from that sentinel, it answered a move on
+    a live match 404.  Such a state is skipped: the next sentinel names the
+    promoted replica, and with none left the request tries again within its
+    budget (:class:`FailoverRetry`)."""
+
+    def check_master_state(self, state: dict[str, Any], service_name: str) -> bool:
+        if "failover_in_progress" in str(state.get("flags", "")).split(","):
+            return False
+        return bool(super().check_master_state(state, service_name))
 
 
 def seeds(redis_url: str) -> tuple[str, ...]:

@@ -295,6 +295,8 @@ class Store:
         self.client = client
         self.ttl = ttl
         self._write = write or _run
+        #: APPLY's ARGV[8]: on a cluster, publish a move only to a subscribed shard (``keys`` docstring)
+        self._publish = "0" if isinstance(client, (LazyCluster, redis.RedisCluster)) else "1"
         self.idem_ttl = settings.idempotency_ttl
         self.finished_ttl = settings.finished_ttl
         self.budget_seconds = settings.redis_budget
@@ -395,7 +397,7 @@ class Store:
         written = Snapshot(expected + 1 + len(later), state, dict(deadline or {}), dict(bank or {}))
         args: list[bytes | str | int | float] = [
             expected, orjson.dumps(state), self.ttl, fingerprint, next_write_id(),
-            min(self.idem_ttl, self.ttl), written.clock_json()]
+            min(self.idem_ttl, self.ttl), written.clock_json(), self._publish]
         for step_entry, step_events in ((entry, events), *later):
             args += [orjson.dumps(step_entry), len(step_events), *(orjson.dumps(e) for e in step_events)]
         _check_deadline()

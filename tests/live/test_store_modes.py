@@ -319,15 +319,20 @@ class Player(threading.Thread):
             self.bad.append(f"{r.status_code}: {r.text[:300]}")
 
 
-def test_sentinel_failover_under_load_loses_no_acknowledged_move(tmp_path: Path):
-    """Primary + replica + 3 sentinels, REDIS_MODE=sentinel with
-    REDIS_WAIT_REPLICAS=1: while 4 clients play, the replica falls behind
+@pytest.mark.parametrize("replicas", [1, 2])
+def test_sentinel_failover_under_load_loses_no_acknowledged_move(tmp_path: Path, replicas: int):
+    """Primary + ``replicas`` replicas + 3 sentinels, REDIS_MODE=sentinel with
+    REDIS_WAIT_REPLICAS=1: while 4 clients play, a replica falls behind
     (SIGSTOP, 16 MB of filler in the replication stream) and the primary is
-    SIGKILLed;
+    SIGKILLed, then restarted (empty) as soon as the sentinels name a new one;
     their moves during the switch wait for the new primary (or, past their
-    store budget, get 503 with Retry-After), never a 500; they play on after
-    it, and every move answered 200 is in the record afterwards."""
-    group = servers.SentinelGroup(tmp_path / "redis", replicas=1)  # the paused replica is the one promoted
+    store budget, get 503 with Retry-After), never a 500 nor a 404; they play
+    on after it, and every move answered 200 is in the record afterwards.
+    With one replica the one that fell behind is promoted (without WAIT the
+    moves acknowledged meanwhile are lost); with two, the recommended
+    topology, the other one is, while the sentinel that led the failover
+    still points the one behind at it (:class:`Sentinels`)."""
+    group = servers.SentinelGroup(tmp_path / "redis", replicas=replicas)
     gunicorn = None
     try:
         env = {"REDIS_MODE": "sentinel", "REDIS_SENTINELS": group.sentinels, "REDIS_SENTINEL_MASTER": group.master,
@@ -357,11 +362,11 @@ def test_sentinel_failover_under_load_loses_no_acknowledged_move(tmp_path: Path)
         while group.agreed_primary() in (old, None) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert group.agreed_primary() not in (old, None), "no failover"
-        # Back (empty) once every sentinel knows the new primary: a sentinel
-        # that had not heard yet would name the empty node, which answers as
-        # a primary until the sentinels turn it into a replica (its writes are
-        # never acknowledged: it has no replica to WAIT for, but its reads
-        # would be).  A real restart takes longer than the sentinels' gossip.
+        # Back (empty) once every sentinel names the new primary: the empty
+        # node answers as a primary until the sentinels turn it into a
+        # replica.  The sentinel leading the failover still names it in
+        # SENTINEL MASTERS until it has pointed every replica at the new one
+        # (test_sentinel_client_takes_no_primary_from_a_sentinel_mid_failover).
         group.restart(old)
         settled = sum(len(p.acked) for p in players)
         deadline = time.monotonic() + 20
@@ -386,6 +391,48 @@ def test_sentinel_failover_under_load_loses_no_acknowledged_move(tmp_path: Path)
     finally:
         if gunicorn is not None:
             stop_process(gunicorn, timeout=20)
+        group.stop()
+
+
+def test_sentinel_client_takes_no_primary_from_a_sentinel_mid_failover(tmp_path: Path):
+    """The sentinel leading a failover names the old primary in SENTINEL
+    MASTERS (flag ``failover_in_progress``) until every replica follows the
+    promoted one; the old primary restarted meanwhile answers again, empty.
+    redis-py's own ``Sentinel`` then takes it from that sentinel; Lodge's
+    :class:`~service.store.redis_client.Sentinels` never does.  One replica
+    here cannot follow (a wrong ``masterauth``; never promoted: priority
+    0), so the failover lasts its whole ``failover-timeout``."""
+    from service.store.redis_client import Sentinels
+
+    group = servers.SentinelGroup(tmp_path / "redis", replicas=2)
+    try:
+        old, stuck = group.primary, group.replica_ports[0]
+        node = redis.Redis(port=stuck, socket_timeout=2)
+        node.config_set("replica-priority", 0)
+        node.config_set("masterauth", "not-the-password")  # applies from its next connection: the promoted one
+        node.close()
+        time.sleep(1.5)  # the sentinels read the priority (INFO every second once the primary is down)
+        group.kill(old)
+        deadline = time.monotonic() + 20
+        while group.agreed_primary() in (old, None) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        new = group.agreed_primary()
+        assert new not in (old, stuck, None), "no failover"
+        group.restart(old)
+        plain_named, lodge_named = set(), set()
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline and old not in plain_named:
+            for port in group.sentinel_ports:
+                address = [("127.0.0.1", port)]
+                for client, named in ((redis.Sentinel(address), plain_named), (Sentinels(address), lodge_named)):
+                    try:
+                        named.add(client.discover_master(group.master)[1])
+                    except redis.sentinel.MasterNotFoundError:
+                        pass
+            time.sleep(0.05)
+        assert old in plain_named, "the window did not open: no sentinel named the restarted primary"
+        assert lodge_named == {new}, lodge_named
+    finally:
         group.stop()
 
 

@@ -202,7 +202,7 @@ def test_resent_write_is_not_a_conflict(client):
     store = make_store(client)
     create(store)
     k = Keys(MID)
-    args: list[bytes | str | int] = [0, b'{"n":1}', TTL, b"", "write-1", IDEM_TTL, b"", b'{"version":1}', 1,
+    args: list[bytes | str | int] = [0, b'{"n":1}', TTL, b"", "write-1", IDEM_TTL, b"", "1", b'{"version":1}', 1,
                                      b'{"type":"tick"}']
     assert store._apply(keys=k.fixed(), args=args) == [b"ok", 1]
     assert store._apply(keys=k.fixed(), args=args) == [b"ok", 1]
