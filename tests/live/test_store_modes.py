@@ -419,7 +419,8 @@ def test_sentinel_client_takes_no_primary_from_a_sentinel_mid_failover(tmp_path:
         new = group.agreed_primary()
         assert new not in (old, stuck, None), "no failover"
         group.restart(old)
-        plain_named, lodge_named = set(), set()
+        plain_named: set[int] = set()
+        lodge_named: set[int] = set()
         deadline = time.monotonic() + 3
         while time.monotonic() < deadline and old not in plain_named:
             for port in group.sentinel_ports:
