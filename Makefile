@@ -12,7 +12,7 @@ CLIENT := clients/typescript
 NODE_STAMP := $(CLIENT)/node_modules/.package-lock.json
 
 .DEFAULT_GOAL := help
-.PHONY: help install run lint test test-fast openapi docs-tables ts-client ts-client-generate npm-ci bench bench-arena bench-memory bench-stream bench-cluster bench-faults bench-bots redis-server browser clean
+.PHONY: help install run lint test test-fast openapi docs-tables ts-client ts-client-generate npm-ci bench bench-arena bench-memory bench-stream bench-cluster bench-faults bench-bots bench-balance redis-server browser clean
 
 ## List the targets with what they do.
 help:
@@ -132,6 +132,10 @@ bench-faults: $(STAMP) redis-server
 ## Server bots' decision time per game (p50/p99/max CPU ms of the heuristic bots, engine only).
 bench-bots: $(STAMP)
 	$(BIN)/python -m bench.bots_bench
+
+## 13 Beavers: the race winner's avenue share with a 95 % interval (D17), e.g. ARGS="--board balanced --bot ismcts".
+bench-balance: $(STAMP)
+	$(BIN)/python -m bench.thirteen_beavers_balance $(ARGS)
 
 ## Remove the venv, caches, the TS client's node_modules and dist, test artefacts.
 clean:
