@@ -40,17 +40,19 @@ DECK = [str(v) for v in range(1, 14) for _ in range(4)]
 FISH = ["turbo"] * 3 + ["vision"] * 3 + ["stinky"] * 2
 WOLVES = ["awake"] * 4 + ["asleep"]
 
-# TB-1.4 / TB-1.5 as written in the spec.
+# TB-1.4 / TB-1.5 / TB-1.7 as written in the spec.
 LAYOUTS = {
     "standard": {"P": 30, "avenue": 3, "exit": 24, "fish": 10, "rapids": 14, "wolf": 22,
                  "lava": frozenset({6, 7, 18, 19, 20, 26, 27})},
     "short": {"P": 12, "avenue": 1, "exit": 10, "fish": 3, "rapids": 7, "wolf": 8,
               "lava": frozenset({5, 11})},
+    "balanced": {"P": 30, "avenue": 4, "exit": 21, "fish": 10, "rapids": 14, "wolf": 24,
+                 "lava": frozenset({6, 7, 18, 19, 20, 26, 27})},
 }
 
 
 def kind_of(layout: dict, i: int) -> str:
-    """TB-1.4 / TB-1.5 kinds."""
+    """TB-1.4 / TB-1.5 / TB-1.7 kinds."""
     if i == 0:
         return "start"
     if i == layout["P"]:
@@ -344,7 +346,7 @@ SEEN: Counter = Counter()
 def play_against_reference(match_seed: int) -> tuple[int, float]:
     rng = random.Random(match_seed)
     n = rng.randint(2, 6)
-    board = rng.choice(["standard", "short"])
+    board = rng.choice(sorted(LAYOUTS))
     deck = clumpy_deck(rng) if rng.random() < 0.3 else rng.sample(DECK, 52)
     fish, wolves = rng.sample(FISH, 8), rng.sample(WOLVES, 5)
     first = rng.randrange(n)
@@ -467,9 +469,9 @@ def bd(state, seat=0):
 
 
 # --- TB-1 -----------------------------------------------------------------
-@pytest.mark.parametrize("board", ["standard", "short"])
+@pytest.mark.parametrize("board", list(LAYOUTS))
 def test_tb_1_4_1_5_1_6_board_kinds_and_next(board):
-    """TB-1.4, TB-1.5, TB-1.6, TB-7.1: every space's kind and next."""
+    """TB-1.4, TB-1.5, TB-1.7, TB-1.6, TB-7.1: every space's kind and next."""
     L = LAYOUTS[board]
     spaces = G.view(new(board=board), SPECTATOR_VIEWER)["board"]["spaces"]
     assert len(spaces) == L["P"] + 1
@@ -748,7 +750,7 @@ def test_tb_11_worked_examples_through_the_reference():
 
 
 # --- more corners ------------------------------------------------------------
-@pytest.mark.parametrize("board", ["standard", "short"])
+@pytest.mark.parametrize("board", list(LAYOUTS))
 def test_tb_4_9_passing_or_landing_on_specials_does_nothing(board):
     """TB-4.9: landing on the fish, rapids or avenue space has no effect by itself
     (fishing only at turn end, TB-4.12a); rapids and avenue only offer answers."""
