@@ -12,7 +12,7 @@ CLIENT := clients/typescript
 NODE_STAMP := $(CLIENT)/node_modules/.package-lock.json
 
 .DEFAULT_GOAL := help
-.PHONY: help install run lint test test-fast openapi docs-tables ts-client ts-client-generate npm-ci bench bench-arena bench-memory bench-stream bench-cluster bench-faults bench-bots bench-bots-load redis-server browser clean
+.PHONY: help install run lint test test-fast openapi docs-tables ts-client ts-client-generate npm-ci bench bench-arena bench-memory bench-stream bench-cluster bench-faults bench-bots bench-bots-load bench-balance redis-server browser clean
 
 ## List the targets with what they do.
 help:
@@ -136,6 +136,10 @@ bench-bots: $(STAMP)
 ## /healthz and stream delivery p99 on one instance while four ISMCTS bot seats play (in the bot processes, inline) vs none.
 bench-bots-load: $(STAMP) redis-server
 	$(BIN)/python -m bench.bots_load
+
+## 13 Beavers: the race winner's avenue share with a 95 % interval (D17), e.g. ARGS="--board balanced --bot ismcts".
+bench-balance: $(STAMP)
+	$(BIN)/python -m bench.thirteen_beavers_balance $(ARGS)
 
 ## Remove the venv, caches, the TS client's node_modules and dist, test artefacts.
 clean:

@@ -106,7 +106,7 @@ FISH = (TURBO,) * 3 + (VISION,) * 3 + (STINKY,) * 2
 AWAKE, ASLEEP = "awake", "asleep"
 WOLVES = (AWAKE,) * 4 + (ASLEEP,)
 
-# --- space kinds (TB-1.4, TB-1.5) -------------------------------------------
+# --- space kinds (TB-1.4, TB-1.5, TB-1.7) ------------------------------------
 START, WATER, AVENUE, LAVA, FISH_POND, RAPIDS, WOLF, PARADISE = (
     "start", "water", "avenue", "lava", "fish", "rapids", "wolf", "paradise")
 
@@ -233,7 +233,7 @@ REASON_PARADISE, REASON_MAX_TURNS = "paradise", "max_turns"
 
 
 # ---------------------------------------------------------------------------
-# Boards as data (TB-1.4 – TB-1.6).
+# Boards as data (TB-1.4 – TB-1.7).
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Board:
@@ -281,6 +281,12 @@ BOARDS = {
     "short": _make_board("short", 12, {
         0: START, 1: AVENUE, 3: FISH_POND, 5: LAVA, 7: RAPIDS, 8: WOLF, 11: LAVA, 12: PARADISE},
         avenue_exit=10),
+    # TB-1.7, D17: standard's river with the avenue one space later and a
+    # shorter skip that ends before the cave (moved to 24), so the avenue is
+    # a gamble against the river rather than the way to win (measured in D17)
+    "balanced": _make_board("balanced", 30, {
+        0: START, 4: AVENUE, 6: LAVA, 7: LAVA, 10: FISH_POND, 14: RAPIDS, 18: LAVA, 19: LAVA,
+        20: LAVA, 24: WOLF, 26: LAVA, 27: LAVA, 30: PARADISE}, avenue_exit=21),
 }
 
 
@@ -774,7 +780,8 @@ class ThirteenBeavers(Game[ThirteenBeaversState, ThirteenBeaversMove]):
                            '"asleep"×1 (TB-1.2); default: seeded shuffle'),
         first_seat_option(),
         Option("board", STRING, "standard", choices=tuple(BOARDS),
-               description="river layout: standard (Paradise 30) or short (Paradise 12)"),
+               description="river layout: standard (Paradise 30), short (Paradise 12) or balanced "
+                           "(Paradise 30, a shorter avenue ending before the cave: TB-1.7, D17)"),
         Option("max_turns", INT, 2000, minimum=1, maximum=10000,
                description="total turns of all seats; the match ends after this turn (TB-6.2)"),
         recall_option("accepted for uniformity; changes nothing here: every value a seat saw "

@@ -43,7 +43,7 @@ WOLVES = ["awake"] * 4 + ["asleep"]
 
 
 class Layout(TypedDict):
-    """A board (TB-1.4 / TB-1.5): paradise ``P``, the special spaces, lava."""
+    """A board (TB-1.4 / TB-1.5 / TB-1.7): paradise ``P``, the special spaces, lava."""
 
     P: int
     avenue: int
@@ -54,17 +54,19 @@ class Layout(TypedDict):
     lava: frozenset[int]
 
 
-# TB-1.4 / TB-1.5 as written in the spec.
+# TB-1.4 / TB-1.5 / TB-1.7 as written in the spec.
 LAYOUTS: dict[str, Layout] = {
     "standard": {"P": 30, "avenue": 3, "exit": 24, "fish": 10, "rapids": 14, "wolf": 22,
                  "lava": frozenset({6, 7, 18, 19, 20, 26, 27})},
     "short": {"P": 12, "avenue": 1, "exit": 10, "fish": 3, "rapids": 7, "wolf": 8,
               "lava": frozenset({5, 11})},
+    "balanced": {"P": 30, "avenue": 4, "exit": 21, "fish": 10, "rapids": 14, "wolf": 24,
+                 "lava": frozenset({6, 7, 18, 19, 20, 26, 27})},
 }
 
 
 def kind_of(layout: Layout, i: int) -> str:
-    """TB-1.4 / TB-1.5 kinds."""
+    """TB-1.4 / TB-1.5 / TB-1.7 kinds."""
     if i == 0:
         return "start"
     if i == layout["P"]:
@@ -364,7 +366,7 @@ SEEN: Counter = Counter()
 def play_against_reference(match_seed: int) -> int:
     rng = random.Random(match_seed)
     n = rng.randint(2, 6)
-    board = rng.choice(["standard", "short"])
+    board = rng.choice(sorted(LAYOUTS))
     deck = clumpy_deck(rng) if rng.random() < 0.3 else rng.sample(DECK, 52)
     fish, wolves = rng.sample(FISH, 8), rng.sample(WOLVES, 5)
     first = rng.randrange(n)
@@ -489,9 +491,9 @@ def bd(state, seat=0):
 
 
 # --- TB-1 -----------------------------------------------------------------
-@pytest.mark.parametrize("board", ["standard", "short"])
+@pytest.mark.parametrize("board", list(LAYOUTS))
 def test_tb_1_4_1_5_1_6_board_kinds_and_next(board):
-    """TB-1.4, TB-1.5, TB-1.6, TB-7.1: every space's kind and next."""
+    """TB-1.4, TB-1.5, TB-1.7, TB-1.6, TB-7.1: every space's kind and next."""
     L = LAYOUTS[board]
     spaces = G.view(new(board=board), SPECTATOR_VIEWER)["board"]["spaces"]
     assert len(spaces) == L["P"] + 1
@@ -774,7 +776,7 @@ def test_tb_11_worked_examples_through_the_reference():
 
 
 # --- more corners ------------------------------------------------------------
-@pytest.mark.parametrize("board", ["standard", "short"])
+@pytest.mark.parametrize("board", list(LAYOUTS))
 def test_tb_4_9_passing_or_landing_on_specials_does_nothing(board):
     """TB-4.9: landing on the fish, rapids or avenue space has no effect by itself
     (fishing only at turn end, TB-4.12a); rapids and avenue only offer answers."""

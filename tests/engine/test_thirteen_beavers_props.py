@@ -37,7 +37,7 @@ WOLVES = ["awake"] * 4 + ["asleep"]
 
 
 class Board(TypedDict):
-    """A board's spaces (TB-1.4 / TB-1.5): paradise, the special spaces, lava."""
+    """A board's spaces (TB-1.4 / TB-1.5 / TB-1.7): paradise, the special spaces, lava."""
 
     paradise: int
     avenue: int
@@ -47,11 +47,13 @@ class Board(TypedDict):
     lava: set[int]
 
 
-#: TB-1.4 / TB-1.5 transcribed from the spec.
+#: TB-1.4 / TB-1.5 / TB-1.7 transcribed from the spec.
 BOARDS: dict[str, Board] = {
     "standard": {"paradise": 30, "avenue": 3, "fish": 10, "rapids": 14, "wolf": 22,
                  "lava": {6, 7, 18, 19, 20, 26, 27}},
     "short": {"paradise": 12, "avenue": 1, "fish": 3, "rapids": 7, "wolf": 8, "lava": {5, 11}},
+    "balanced": {"paradise": 30, "avenue": 4, "fish": 10, "rapids": 14, "wolf": 24,
+                 "lava": {6, 7, 18, 19, 20, 26, 27}},
 }
 
 #: What each event field tells (TB-8.1) and so who may learn it (TB-5): a public
@@ -111,7 +113,7 @@ class Bot(random.Random):
 def matches(draw):
     """n, seed, options and (bot seed, smart) for one random match."""
     n = draw(st.integers(2, 6))
-    board = draw(st.sampled_from(["standard", "short"]))
+    board = draw(st.sampled_from(list(BOARDS)))
     options: dict[str, Any] = {"board": board, "first_seat": draw(st.integers(0, n - 1)),
                                "recall": draw(st.sampled_from(["perfect", "none"])),
                                "max_turns": draw(st.integers(1, 150 if board == "short" else 400))}

@@ -1,7 +1,7 @@
 """13 Beavers rules, one rule at a time, with stacked decks, fish and wolves.
 
 Every test names the TB rule ids (docs/games/thirteen-beavers.md) it checks.
-Board facts below are copied from the spec (TB-1.4, TB-1.5), not read from the
+Board facts below are copied from the spec (TB-1.4, TB-1.5, TB-1.7), not read from the
 engine, so the engine's board data is checked against them.
 
 Some tests place beavers directly in the state (``put``/``give``): that is the
@@ -42,7 +42,7 @@ WOLVES = ["awake"] * 4 + ["asleep"]
 
 
 class Spaces(TypedDict):
-    """A board's special spaces (TB-1.4 / TB-1.5); ``exit``: where the avenue leads."""
+    """A board's special spaces (TB-1.4 / TB-1.5 / TB-1.7); ``exit``: where the avenue leads."""
 
     paradise: int
     avenue: int
@@ -53,17 +53,20 @@ class Spaces(TypedDict):
     lava: list[int]
 
 
-# TB-1.4 / TB-1.5, transcribed from the spec.
+# TB-1.4 / TB-1.5 / TB-1.7, transcribed from the spec.
 SPACES: dict[str, Spaces] = {
     "standard": {"paradise": 30, "avenue": 3, "exit": 24, "fish": 10, "rapids": 14, "wolf": 22,
                  "lava": [6, 7, 18, 19, 20, 26, 27]},
     "short": {"paradise": 12, "avenue": 1, "exit": 10, "fish": 3, "rapids": 7, "wolf": 8,
               "lava": [5, 11]},
+    "balanced": {"paradise": 30, "avenue": 4, "exit": 21, "fish": 10, "rapids": 14, "wolf": 24,
+                 "lava": [6, 7, 18, 19, 20, 26, 27]},
 }
 # "Nearest water behind" each lava space (TB-1.6), worked out by hand.
 WATER_BEHIND_LAVA = {"standard": {6: 5, 7: 5, 18: 17, 19: 17, 20: 17, 26: 25, 27: 25},
-                     "short": {5: 4, 11: 10}}
-BOTH = pytest.mark.parametrize("board", ["standard", "short"])
+                     "short": {5: 4, 11: 10},
+                     "balanced": {6: 5, 7: 5, 18: 17, 19: 17, 20: 17, 26: 25, 27: 25}}
+EVERY_BOARD = pytest.mark.parametrize("board", list(SPACES))
 
 CODES: dict[str, Move] = {
     "h": {"type": "guess", "dir": "higher"}, "l": {"type": "guess", "dir": "lower"},
@@ -159,9 +162,9 @@ def pos(state: ThirteenBeaversState, seat: int = 0) -> tuple[int, int]:
 # --------------------------------------------------------------------------
 # Components, boards, setup (TB-1, TB-3).
 # --------------------------------------------------------------------------
-@BOTH
+@EVERY_BOARD
 def test_boards_are_the_spec_layouts(board):
-    """TB-1.4, TB-1.5, TB-1.6: kinds and next of every space."""
+    """TB-1.4, TB-1.5, TB-1.7, TB-1.6: kinds and next of every space."""
     sp = SPACES[board]
     view = admin(new(board=board)[0])["board"]
     assert view["layout"] == board and view["paradise"] == sp["paradise"]
@@ -237,6 +240,8 @@ def test_good_options_and_catalogue():
                               {"fish": list(reversed(FISH)), "wolves": ["asleep"] + WOLVES[:4],
                                "board": "short", "max_turns": 10000, "first_seat": 5, "recall": "none"})
     assert resolved["fish"][0] == "stinky" and resolved["wolves"][0] == "asleep"
+    _, _, balanced = G.create(["a", "b"], 3, {"board": "balanced"})
+    assert balanced["board"] == "balanced"
     _, _, defaults = G.create(["a", "b"], 3, {})
     assert defaults == {"deck": None, "fish": None, "wolves": None, "first_seat": 0,
                         "board": "standard", "max_turns": 2000, "recall": "perfect"}
@@ -245,6 +250,8 @@ def test_good_options_and_catalogue():
         ("thirteen-beavers", "13 Beavers", 2, 6)
     assert [o["name"] for o in entry["options"]] == \
         ["deck", "fish", "wolves", "first_seat", "board", "max_turns", "recall"]
+    board = next(o for o in entry["options"] if o["name"] == "board")
+    assert board["choices"] == ["standard", "short", "balanced"]
 
 
 # --------------------------------------------------------------------------
@@ -389,6 +396,26 @@ def test_worked_example_11_3():
     assert admin(state)["board"]["used_fish"] == ["turbo"] and admin(state)["players"][0]["fish"] == []
 
 
+def test_worked_example_11_4():
+    """TB-11.4, TB-1.7, D17: on the balanced board the avenue leads to 21,
+    before the cave, so the beaver still meets the wolf (TB-4.8, TB-4.9, TB-4.10)."""
+    state, _ = new(5, 9, 2, 12, 3, 7, 8, 10, 11, board="balanced", wolves=WOLVES)
+    state, _ = run(state, *"hlhl")
+    assert pos(state) == (4, 0)
+    assert G.legal_moves(state, 0)[2:15] == [mv(f"a{v}") for v in range(1, 14)]
+    state, ev = run(state, "a7")
+    assert only(ev, "answered")["outcome"] == "exact"
+    assert only(ev, "moved") == {"type": "moved", "seat": 0, "from": 4, "to": 21, "cause": "avenue"}
+    assert pos(state) == (21, 0) and G.to_act(state) == [0]
+    state, _ = run(state, "h", "h")
+    assert pos(state) == (23, 0)
+    state, ev = run(state, "h")
+    assert types(ev) == ["answered", "moved", "dam_placed", "wolf_revealed", "turn_ended", "turn_started"]
+    assert only(ev, "dam_placed") == {"type": "dam_placed", "seat": 0, "space": 24, "cause": "wolf"}
+    assert only(ev, "wolf_revealed")["token"] == "awake"
+    assert pos(state) == (24, 24) and state["turn"] == 2 and G.to_act(state) == [1]
+
+
 # --------------------------------------------------------------------------
 # Guess outcomes (TB-4.5, TB-4.6).
 # --------------------------------------------------------------------------
@@ -414,7 +441,7 @@ def test_equality_plays_no_part_for_the_avenue():
 # --------------------------------------------------------------------------
 # Enticing Avenue (TB-4.8).
 # --------------------------------------------------------------------------
-@BOTH
+@EVERY_BOARD
 def test_avenue_exact_jumps_to_the_exit(board):
     """TB-4.8, TB-1.6, D9: exact → exit, dam unchanged, the turn goes on."""
     sp = SPACES[board]
@@ -427,7 +454,7 @@ def test_avenue_exact_jumps_to_the_exit(board):
     assert pos(state) == (sp["exit"], 0) and G.to_act(state) == [0] and state["answers"] == 2
 
 
-@BOTH
+@EVERY_BOARD
 def test_avenue_miss_sends_beaver_and_dam_to_start(board):
     """TB-4.8: miss → beaver and dam to 0, turn ends (avenue_miss)."""
     sp = SPACES[board]
@@ -440,7 +467,7 @@ def test_avenue_miss_sends_beaver_and_dam_to_start(board):
     assert pos(state) == (0, 0) and G.to_act(state) == [1]
 
 
-@BOTH
+@EVERY_BOARD
 def test_plain_guess_on_the_avenue_steps_forward(board):
     """TB-1.6: the avenue's first next is id+1, taken by a right guess."""
     sp = SPACES[board]
@@ -466,7 +493,7 @@ def test_equal_on_lava_goes_to_the_nearest_water_behind(board, lava):
     assert pos(state) == (water, water) and G.to_act(state) == [1]
 
 
-@BOTH
+@EVERY_BOARD
 def test_wrong_on_lava_goes_back_to_the_dam_and_right_moves_on(board):
     """TB-4.6, D7: wrong on lava → dam; right on lava → forward."""
     lava = SPACES[board]["lava"][0]
@@ -481,14 +508,14 @@ def test_wrong_on_lava_goes_back_to_the_dam_and_right_moves_on(board):
 # --------------------------------------------------------------------------
 # Rapids (TB-4.7, D8).
 # --------------------------------------------------------------------------
-@BOTH
+@EVERY_BOARD
 def test_rapids_right_moves_three_ignoring_turbo(board):
     """TB-4.7: right → 3 forward (turbo ignored; on short the closed cave stops it, TB-4.9)."""
     sp = SPACES[board]
     state, _ = new(5, 9, board=board, wolves=["asleep"] + WOLVES[:4])
     state = give(put(state, 0, sp["rapids"]), 0, "turbo")
     state, ev = run(state, "turbo", "rh")
-    expect = sp["rapids"] + 3 if board == "standard" else sp["wolf"]
+    expect = sp["wolf"] if board == "short" else sp["rapids"] + 3
     assert only(ev, "moved") == {"type": "moved", "seat": 0, "from": sp["rapids"], "to": expect, "cause": "rapids"}
     if board == "short":                              # stopped at the closed entrance, asleep
         assert types(ev)[-3:] == ["dam_placed", "wolf_revealed", "cave_opened"]
@@ -504,7 +531,7 @@ def test_rapids_passes_the_open_cave_on_the_short_board():
     assert pos(state) == (10, 7)
 
 
-@BOTH
+@EVERY_BOARD
 @pytest.mark.parametrize("dam_back", [0, 3])
 def test_rapids_wrong_goes_to_min_of_dam_and_r_minus_3(board, dam_back):
     """TB-4.7, D8: wrong → beaver and dam to min(dam, R−3), turn ends."""
@@ -520,7 +547,7 @@ def test_rapids_wrong_goes_to_min_of_dam_and_r_minus_3(board, dam_back):
     assert only(ev, "turn_ended")["reason"] == "rapids_wrong"
 
 
-@BOTH
+@EVERY_BOARD
 def test_rapids_equal_places_the_dam_on_the_rapids(board):
     """TB-4.7: equal → dam to R, turn ends."""
     r = SPACES[board]["rapids"]
@@ -544,7 +571,7 @@ def test_vision_saves_a_wrong_rapids_answer():
 # --------------------------------------------------------------------------
 # Wolf cave (TB-4.1, TB-4.9, TB-4.10, D10).
 # --------------------------------------------------------------------------
-@BOTH
+@EVERY_BOARD
 def test_landing_on_the_closed_cave_awake(board):
     """TB-4.9, TB-4.10: landing places the dam and reveals; awake ends the turn."""
     w = SPACES[board]["wolf"]
@@ -560,7 +587,7 @@ def test_landing_on_the_closed_cave_awake(board):
     assert pos(state) == (w, w) and G.to_act(state) == [1]
 
 
-@BOTH
+@EVERY_BOARD
 def test_landing_on_the_closed_cave_asleep_opens_it(board):
     """TB-4.10: asleep → all tokens out in cave order, cave open for good, turn goes on."""
     w = SPACES[board]["wolf"]
@@ -578,7 +605,7 @@ def test_landing_on_the_closed_cave_asleep_opens_it(board):
     assert pos(state) == (w + 2, w)
 
 
-@BOTH
+@EVERY_BOARD
 def test_moves_stop_at_the_closed_entrance(board):
     """TB-4.9, D10, D11: turbo steps past the closed cave are lost."""
     w = SPACES[board]["wolf"]
@@ -598,7 +625,7 @@ def test_turbo_passes_the_open_cave():
     assert pos(state) == (23, 21)
 
 
-@BOTH
+@EVERY_BOARD
 def test_turn_starting_on_the_closed_cave_reveals_at_once(board):
     """TB-4.1, D10: a seat starting on the closed entrance reveals automatically;
     awake ends its turn with no move, asleep lets it play."""
@@ -641,7 +668,7 @@ def test_closed_cave_cascade_stops_at_max_turns():
 # --------------------------------------------------------------------------
 # Fish pond: turbo, vision, stinky (TB-4.4, TB-4.6, TB-4.12a, D11–D13).
 # --------------------------------------------------------------------------
-@BOTH
+@EVERY_BOARD
 def test_damming_on_the_fish_space_catches_a_hidden_fish(board):
     """TB-4.12(a), TB-5.3: first pond fish, id shown to holder and admin only."""
     f = SPACES[board]["fish"]
@@ -658,7 +685,7 @@ def test_damming_on_the_fish_space_catches_a_hidden_fish(board):
     assert caught["fish"] == "vision"                  # redaction never mutates
 
 
-@BOTH
+@EVERY_BOARD
 def test_no_refishing_while_the_dam_stays(board):
     """TB-4.12(a), D13: the dam must stand elsewhere at turn start."""
     f = SPACES[board]["fish"]
@@ -692,7 +719,7 @@ def test_an_equal_answer_on_the_pond_also_fishes():
     assert only(ev, "fish_caught")["fish"] == "turbo" and state["fish"][0] == ["turbo"]
 
 
-@BOTH
+@EVERY_BOARD
 def test_stinky_fish_is_public_and_sends_back_two(board):
     """TB-4.12(a), TB-5.3, TB-8.2, D13: stinky → used_fish, beaver and dam 2 back."""
     f = SPACES[board]["fish"]
@@ -757,13 +784,13 @@ def test_turbo_is_not_offered_after_an_answer():
 # --------------------------------------------------------------------------
 # Paradise, max_turns, result (TB-6).
 # --------------------------------------------------------------------------
-@BOTH
+@EVERY_BOARD
 @pytest.mark.parametrize("turbo", [False, True])
 def test_reaching_paradise_wins_at_once(board, turbo):
     """TB-6.1, TB-4.9, TB-8.2, D16: overshoot allowed; moved, dam_placed, match_ended."""
     p = SPACES[board]["paradise"]
     state, _ = new(5, 9, n=3, board=board)
-    start = p - 1 if board == "standard" else p - 2    # short: 10 (11 is lava)
+    start = p - 2 if board == "short" else p - 1       # short: 10 (11 is lava)
     state = put(put(state, 0, start), 2, 3)
     if turbo:
         state = give(state, 0, "turbo")

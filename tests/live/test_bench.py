@@ -46,3 +46,21 @@ def test_simulate_bench_runs_every_game() -> None:
         assert row["simulate"]["moves"] > 0 and row["simulate"]["server_cpu_s"] > 0, row
         assert row["engine_moves_per_cpu_s"] > 0 and row["ratio"] > 0, row
     assert "| biberbande |" in simulate_bench.table(rows)
+
+
+def test_balance_bench_reports_the_winners_avenue_share(capsys: pytest.CaptureFixture[str]) -> None:
+    """``make bench-balance`` (a short run): a winner "takes the avenue" when the seat that
+    reached Paradise (TB-6.1) moved by an exact avenue answer (TB-4.8); the interval is
+    Wilson's.  On ``standard`` the heuristic winner always takes it (D3); on ``balanced``
+    (TB-1.7, D17) some winners do and some do not."""
+    from bench import thirteen_beavers_balance as balance
+
+    assert balance.wilson(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+    assert balance.wilson(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
+    assert balance.main(["--board", "standard", "--matches", "4"]) == 0
+    assert "the winner took the avenue in 4/4 = 100.0%" in capsys.readouterr().out
+    game = REGISTRY.get("thirteen-beavers")
+    assert game is not None
+    races = [balance.play(game, "balanced", "heuristic", 2, match, None) for match in range(12)]
+    taken = [race.winner in race.avenue_taken for race in races]
+    assert all(race.winner is not None for race in races) and any(taken) and not all(taken)

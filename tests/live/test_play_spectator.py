@@ -226,3 +226,19 @@ def test_end_screen_shows_every_revealed_card_and_explains_the_result(driver: An
     assert not driver.find_elements(By.CSS_SELECTOR, ".seat-panel .card.back") or game == "mein-lieber-biber"
     browser.ARTIFACTS.mkdir(exist_ok=True)
     assert driver.save_screenshot(str(browser.ARTIFACTS / f"play-{game}-end.png"))
+
+
+def test_spectator_sees_the_balanced_river(driver: Any, live_server: str):
+    """TB-1.7, TB-7.1: the 13 Beavers board draws the river from ``board.spaces``, so the
+    ``balanced`` layout shows as its view lists it: the avenue on 4 branching to 21, the
+    wolf on 24."""
+    created = create(live_server, "thirteen-beavers", {"board": "balanced"})
+    driver.get(f"{live_server}/play#/watch/{created['match_id']}")
+    wait_for(driver, lambda d: page_state(d)["version"] == 0)
+    drawn = driver.execute_script(
+        "return [...document.querySelectorAll('.river .space')].map(s => "
+        "[Number(s.dataset.space), s.classList[1], s.getAttribute('aria-label')])")
+    _, view = browser.http_json("GET", f"{live_server}/v1/matches/{created['match_id']}")
+    assert [[i, kind] for i, kind, _ in drawn] == [[sp["id"], sp["kind"]] for sp in view["board"]["spaces"]]
+    assert len(drawn) == 31 and drawn[4][1] == "avenue" and "(or → 21)" in drawn[4][2]
+    assert (drawn[21][1], drawn[24][1]) == ("water", "wolf")

@@ -4056,7 +4056,7 @@ export interface components {
             /** @enum {string} */
             face_up: "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "10" | "11" | "12" | "13";
             /** @enum {string} */
-            layout: "standard" | "short";
+            layout: "standard" | "short" | "balanced";
             max_turns: number;
             /** @description a space id */
             paradise: number;
