@@ -92,9 +92,9 @@ test: $(STAMP) redis-server browser npm-ci
 	cd $(CLIENT) && npm run build
 	$(BIN)/python -m pytest -n 2 -p no:cacheprovider
 
-## Everything that needs no server, browser or Redis process: engine, arena, docs, the API on the embedded store.
+## Everything that needs no server, browser or Redis process, one example per randomised test: engine, arena, docs, the API on the embedded store.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -p no:cacheprovider --fast tests/engine tests/arena tests/docs tests/service
+	$(BIN)/python -m pytest -n 2 -p no:cacheprovider --fast tests/engine tests/arena tests/docs tests/service
 
 ## Regenerate the committed contract from the code, the TS client's types from it, and the docs tables.
 openapi: $(STAMP) $(NODE_STAMP) docs-tables

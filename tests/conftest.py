@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from devtools import servers
 from devtools.servers import free_port, stop_process
@@ -51,6 +52,15 @@ def closed_port() -> int:
 
 #: set by ``--fast`` (make test-fast): starting a process then fails the test, which should be marked ``process``
 FAST = False
+#: ``--fast``: the most examples (hypothesis, schemathesis, random playouts) a randomised test runs
+FAST_EXAMPLES = 1
+
+
+def examples(full: int) -> int:
+    """A randomised test's example count: ``full`` (the size written in the
+    test) in the whole suite, at most :data:`FAST_EXAMPLES` under ``--fast``.
+    Evaluated when the test module is imported, which is after ``--fast`` is read."""
+    return min(full, FAST_EXAMPLES) if FAST else full
 
 
 def _refuse_when_fast(what: str) -> None:
@@ -125,6 +135,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     global FAST
     FAST = config.getoption("fast")
+    if FAST:
+        # for a @given test that sets no max_examples of its own (one that does uses examples())
+        settings.register_profile("fast", max_examples=FAST_EXAMPLES)
+        settings.load_profile("fast")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -21,12 +21,13 @@ from hypothesis import strategies as st
 
 from engine.biberbande import CANONICAL, Biberbande, BiberbandeState
 from engine.core import ADMIN_VIEWER, SEED_MAX, Viewer
+from tests.conftest import examples
 from tests.playout import Step, play_out, replay, viewers
 
 G = Biberbande()
 CARD_IDS = frozenset(CANONICAL)
 SNAPSHOT_LIMIT = 4096
-PROPS = settings(max_examples=25, deadline=None)
+PROPS = settings(max_examples=examples(25), deadline=None)
 
 MOVE_FIELDS = {"type", "slot", "target_seat", "target_slot"}
 

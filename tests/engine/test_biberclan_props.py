@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from engine.biberclan import BiberClan, BiberClanState
 from engine.core import ADMIN_VIEWER, FINISHED, SEED_MAX, Viewer, clone
+from tests.conftest import examples
 from tests.playout import Playout, Step, play_out, viewers
 
 GAME = BiberClan()
@@ -427,7 +428,7 @@ OPTIONS = st.fixed_dictionaries({}, optional={
 })
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(n=st.integers(2, 6), with_biberbande=st.booleans(), seed=st.integers(0, SEED_MAX), options=OPTIONS,
        churn=st.booleans())
 def test_random_play_invariants_and_leaks(n, with_biberbande, seed, options, churn):
@@ -446,7 +447,7 @@ def test_random_play_invariants_and_leaks(n, with_biberbande, seed, options, chu
     assert len(out.steps) - 1 <= final["rounds"] * (2 * (final["max_turns"] + n - 1) + (28 if with_biberbande else 14))
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=examples(6), deadline=None)
 @given(n=st.integers(2, 6), seed=st.integers(0, SEED_MAX))
 def test_default_options_match_is_replayable(n, seed):
     """Determinism with default options (5 rounds, 200 turns): replaying the

@@ -62,6 +62,7 @@ from engine.core import (
     seeded_shuffle,
     validate_options,
 )
+from tests.conftest import examples
 from tests.knowledge import Model, judge_events, judge_view, model_for
 from tests.playout import viewers
 
@@ -69,7 +70,7 @@ GAMES = list(REGISTRY)
 CASES = [(game, n) for game in GAMES for n in range(game.min_players, game.max_players + 1)]
 #: no shrinking: each example is a whole match, and shrinking one costs minutes;
 #: a failure names the options it drew and the seed (rerun with that seed)
-CONFORMANCE = settings(max_examples=3, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate])
+CONFORMANCE = settings(max_examples=examples(3), deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate])
 SNAPSHOT_LIMIT = 4096
 MOVE_BOUND = 50_000
 #: listed moves per step played besides the chosen one (all of them would be slow)

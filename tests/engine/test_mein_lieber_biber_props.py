@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from engine.core import ACTIVE, ADMIN_VIEWER, FINISHED, SEAT, SEED_MAX, Viewer
 from engine.mein_lieber_biber import CARDS, COLOURS, RAFT, MeinLieberBiber, MeinLieberBiberState
+from tests.conftest import examples
 from tests.playout import Step, play_out, replay, snapshot_bytes, viewers
 
 GAME = MeinLieberBiber()
@@ -26,7 +27,7 @@ CANON = {card: i for i, card in enumerate(CARDS)}
 STICKS = 60
 ROUND_BOUND, LAID_BOUND, TOP_UP_BOUND = 186, 48, 42  # MLB-10.5
 
-SETTINGS = settings(max_examples=20, deadline=None)
+SETTINGS = settings(max_examples=examples(20), deadline=None)
 
 
 @st.composite

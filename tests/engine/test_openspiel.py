@@ -16,6 +16,7 @@ import pytest
 from engine import REGISTRY
 from engine.core import seat_viewer
 from lodge_openspiel import available
+from tests.conftest import examples
 
 pytestmark = pytest.mark.skipif(not available(), reason="the openspiel extra is not installed "
                                                        "(pip install -e '.[openspiel]')")
@@ -49,7 +50,7 @@ def dealt(game_id: str, players: int = 2, moves: int = 12, seed: int = 3) -> pys
 def test_openspiel_random_simulation(game_id):
     """OpenSpiel's conformance checks for a game, on random playouts."""
     game = games.load(game_id)
-    pyspiel.random_sim_test(game, num_sims=2, serialize=False, verbose=False)
+    pyspiel.random_sim_test(game, num_sims=examples(2), serialize=False, verbose=False)
     assert game.get_type().short_name == games.short_name(game_id)
 
 

@@ -24,10 +24,11 @@ from hypothesis import strategies as st
 
 from engine.core import ADMIN_VIEWER, FINISHED, SEED_MAX, Viewer
 from engine.thirteen_beavers import ThirteenBeavers, ThirteenBeaversState
+from tests.conftest import examples
 from tests.playout import Step, play_out, replay, viewers
 
 G = ThirteenBeavers()
-PROPS = settings(max_examples=25, deadline=None)
+PROPS = settings(max_examples=examples(25), deadline=None)
 SNAPSHOT_LIMIT = 4096
 
 DECK = Counter(str(v) for v in range(1, 14) for _ in range(4))

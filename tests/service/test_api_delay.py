@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from werkzeug.test import Client
 
 from service.http.routes.hot import HotPaths
-from tests.conftest import flask_api
+from tests.conftest import examples, flask_api
 from tests.http_helpers import Api, Match, Resp, assert_problem, comparable, strip_label
 from tests.service.test_api_stream import Stream, sapi, sapp  # noqa: F401  # the stream fixtures
 
@@ -238,7 +238,7 @@ def max_version_seen(api: Api, app: Any, m: Match, token: str | None) -> int:
     return max(versions)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(game=st.sampled_from(GAMES), delay=st.integers(0, 4), moves=st.integers(0, 8), seed=st.integers(0, 99))
 def test_no_newer_version_leaks(sapp: Any, game: str, delay: int, moves: int, seed: int) -> None:  # noqa: F811
     api = flask_api(sapp)

@@ -38,6 +38,7 @@ import bots
 from engine import REGISTRY
 from engine.core import ADMIN_VIEWER, BOOL, DECK, DECKS, HIDDEN_OPTION, INT, PERMUTATION, SEED_MAX, STRING, Game
 from service.domain.views import with_ids
+from tests.conftest import examples
 from tests.http_helpers import W1_OPTIONS, Api, strip_label
 from tests.knowledge import JSON, Model, Seat, judge_cardless, judge_events, judge_view, lists, model_for, quoted_cards
 
@@ -46,7 +47,7 @@ GAMES = REGISTRY.ids()
 INT_SPAN = 4
 #: moves played before the match is ended by resignations
 MAX_MOVES = 80
-LEAKS = settings(max_examples=4, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
+LEAKS = settings(max_examples=examples(4), deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
                  suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 #: the bot's old seed was ``match_seed * SEED_STEP + version``: invertible
 OLD_SEED_STEP = 1_000_003

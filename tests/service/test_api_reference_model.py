@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import examples
 from tests.http_helpers import CANONICAL, Api, strip_label
 
 SPECIALS = ("swap", "peek", "draw2")
@@ -270,7 +271,7 @@ def test_api_matches_reference_model_many(embedded_api: Api):
     """Sixteen more random configurations (players, first seat, rounds, turn
     limit, play style), deterministic per run."""
     rng = random.Random(20261129)
-    for _ in range(16):
+    for _ in range(examples(16)):
         n = rng.randint(2, 6)
         options: dict[str, Any] = {"rounds": rng.randint(1, 3), "first_seat": rng.randrange(n),
                                    "turn_limit": rng.randint(1, 15)}

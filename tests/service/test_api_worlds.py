@@ -34,7 +34,7 @@ from engine.core import ADMIN_VIEWER, FINISHED, resigned_seats
 from service.app import create_app
 from service.domain import world_token
 from service.ops.config import Settings
-from tests.conftest import flask_api
+from tests.conftest import examples, flask_api
 from tests.http_helpers import Api, assert_problem
 
 GAMES = [g.id for g in REGISTRY]
@@ -292,7 +292,7 @@ def _refused(api: Api, game: str, world: str) -> None:
         assert r.json["code"] == "invalid_world", r
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_fuzz_altered_worlds(fuzz_api: tuple[Api, dict[str, str]], data: st.DataObject) -> None:
     api, worlds = fuzz_api

@@ -35,7 +35,7 @@ from schemathesis.specs.openapi.checks import (
 
 from service.app import create_app
 from service.ops.config import Settings
-from tests.conftest import flask_api, make_app
+from tests.conftest import examples, flask_api, make_app
 from tests.http_helpers import W1_OPTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -243,8 +243,8 @@ CHECKS = [not_a_server_error, response_schema_conformance, status_code_conforman
           response_headers_conformance, problem_details_conformance]
 
 
-#: Examples per operation (13 operations; about 3 minutes on one core, measured 2026-12-01).
-EXAMPLES = 200
+#: Examples per operation (13 operations; about 3 minutes on one core, measured 2026-12-01; one under ``--fast``).
+EXAMPLES = examples(200)
 
 
 @schema.parametrize()

@@ -19,6 +19,7 @@ from service.http import precheck
 from service.http.routes.matches import MoveQuerySchema, ViewQuerySchema
 from service.http.routes.worlds import SimulateSchema
 from service.http.schemas import ConditionalHeaders, MoveHeaders, MoveRequestSchema, SeatQuerySchema
+from tests.conftest import examples
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
@@ -41,7 +42,7 @@ def _loaded_or_refused(schema: ma.Schema, data: Any) -> Any:
         return "refused"
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(BODIES)
 def test_the_move_body_check_accepts_only_what_the_schema_loads_alike(data: Any) -> None:
     schema = MoveRequestSchema()
@@ -87,7 +88,7 @@ def test_a_plain_simulate_body_takes_the_fast_path() -> None:
 
 @pytest.mark.parametrize("schema", [ViewQuerySchema(), MoveQuerySchema(), SeatQuerySchema()],
                          ids=lambda s: type(s).__name__)
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(parts=QUERY_PARTS)
 def test_a_query_check_accepts_only_what_the_schema_loads_alike(schema: ma.Schema,
                                                                  parts: list[tuple[str, str]]) -> None:
