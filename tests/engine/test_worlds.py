@@ -397,7 +397,9 @@ for _spec in (
               playouts=({}, {"board": "short"}), policy=tb_fisher),
 ):
     register(_spec)
-GAME_IDS = sorted(SPECS)
+#: every registered game (a plugin's too, with ``LODGE_EXTRA_GAMES``); a spec
+#: registered for a game that is not (the toy's, imported by its own tests) is left out
+GAME_IDS = sorted(REGISTRY.ids())
 
 
 def game_of(game_id: str) -> Game:
@@ -419,7 +421,9 @@ def sample_positions(game: Game) -> tuple[Position, ...]:
 # (a) Agreement and validity.
 # ---------------------------------------------------------------------------
 def test_every_registered_game_samples_worlds() -> None:
-    assert sorted(REGISTRY.ids()) == GAME_IDS
+    """Each registered game has a worlds spec (registered beside its knowledge model)."""
+    missing = [game_id for game_id in GAME_IDS if game_id not in SPECS]
+    assert not missing, f"no worlds spec for {missing}: register one with tests.world_specs.register"
 
 
 SAMPLE_SEEDS = (0, 1, 2**53 - 1)
