@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from bots import derive_seed, make_bot
 from engine import REGISTRY
-from engine.core import FINISHED, Game, seat_viewer
+from engine.core import FINISHED, Game
 
 from . import bot, games
 
@@ -34,8 +34,7 @@ def play(engine: Game, deal: int, ismcts_seat: int, times: list[float]) -> float
             move = bot.decide(engine, state, seat, events, derive_seed("lodge-duel-ismcts", deal, len(events)))
             times.append(time.process_time() - started)
         else:
-            view = {"viewer": seat_viewer(seat).to_json(), **engine.view(state, seat_viewer(seat))}
-            move = heuristic.choose(view, engine.legal_moves(state, seat))
+            move = heuristic.choose(bot.seat_view(engine, state, seat), engine.legal_moves(state, seat))
         state, new = engine.play(state, seat, {k: v for k, v in move.items() if k != "label"})
         events = [*events, *new]
     result = engine.result(state)
