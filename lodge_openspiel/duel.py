@@ -66,6 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         pair = [play(engine, deal, seat, times) for seat in (0, 1)]
         matches += pair
         deals.append(statistics.fmean(pair))
+        print(f"deal {deal}: ISMCTS scored {pair[0]:+.0f} as seat 0, {pair[1]:+.0f} as seat 1 "
+              f"({time.process_time() - started:.0f} CPU-s so far)", flush=True)
     mean, low, high = interval(deals)
     wins, ties = sum(r > 0 for r in matches), sum(r == 0 for r in matches)
     times.sort()
