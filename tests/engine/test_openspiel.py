@@ -25,7 +25,7 @@ if available():
     import pyspiel
     from pettingzoo.test import api_test
 
-    from lodge_openspiel import bot, env, games
+    from lodge_openspiel import bot, duel, env, games
 
 GAMES = REGISTRY.ids()
 
@@ -166,3 +166,12 @@ def test_a_lead_is_worth_more_the_fewer_rounds_remain():
     early = {**state, "scores": [3, 13]}
     late = {**early, "round": state["rounds"]}
     assert 0 < playout.value(early)[0] < playout.value(late)[0] < 1
+
+
+def test_duel_interval_is_the_wilson_interval_of_the_score_share():
+    """A clean sweep of four matches is a margin whose lower bound is above
+    zero, yet far from certain; even splits centre on zero."""
+    mean, low, high = duel.interval([1, 1, 1, 1])
+    assert mean == 1 and 0 < low < 0.1 and high == 1
+    mean, low, high = duel.interval([1, -1, 0, 0])
+    assert mean == 0 and low == pytest.approx(-high) and -1 < low < -0.5
