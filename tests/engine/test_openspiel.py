@@ -131,18 +131,22 @@ def test_ismcts_runs_its_simulation_budget_and_no_more(game_id, monkeypatch):
         state, new = engine.play(state, seat, engine.legal_moves(state, seat)[0])
         events = [*events, *new]
     playouts = []
-    evaluate = bot.HeuristicPlayout.evaluate
-    monkeypatch.setattr(bot.HeuristicPlayout, "evaluate",
-                        lambda self, at: playouts.append(at) or evaluate(self, at))
+
+    class Counted(bot.HeuristicPlayout):
+        def evaluate(self, state):
+            playouts.append(state)
+            return super().evaluate(state)
+
+    monkeypatch.setattr(bot, "HeuristicPlayout", Counted)
     monkeypatch.setitem(bot.SIMULATIONS, game_id, 6)
     bot.decide(engine, state, engine.to_act(state)[0], events, seed=2)
     assert 1 <= len(playouts) <= 6
 
 
 @pytest.mark.parametrize("game_id", GAMES)
-def test_heuristic_playout_stops_at_the_round_end_and_values_the_lead(game_id):
-    """A playout ends with its round (or its horizon); a finished match is
-    worth its exact returns, an unfinished one the squashed score lead."""
+def test_heuristic_playout_values_lie_in_range_and_a_finished_match_is_exact(game_id):
+    """A playout (to its round's end or horizon) is worth the squashed score
+    lead, zero-sum for two seats; a finished match its exact returns."""
     engine = REGISTRY.games[game_id]
     state = dealt(game_id, moves=4)
     playout = bot.HeuristicPlayout(engine, 2, seed=1)
@@ -153,8 +157,9 @@ def test_heuristic_playout_stops_at_the_round_end_and_values_the_lead(game_id):
     while engine.status(finished) != "finished":
         seat = engine.to_act(finished)[0]
         finished, _ = engine.apply(finished, seat, playout.choose(finished, seat))
-    ranking = engine.result(finished)["ranking"]
-    assert list(playout.value(finished)) == games.returns_of(ranking, 2)
+    result = engine.result(finished)
+    assert result is not None
+    assert list(playout.value(finished)) == games.returns_of(result["ranking"], 2)
 
 
 def test_a_lead_is_worth_more_the_fewer_rounds_remain():
