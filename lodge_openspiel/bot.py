@@ -32,7 +32,7 @@ from . import games
 
 #: simulations per decision with two seats, by game (measured: docs/ai.md); with
 #: n seats a playout is longer, so a decision runs 2/n of these
-SIMULATIONS = {"biberbande": 350, "biberclan": 125, "mein-lieber-biber": 110, "thirteen-beavers": 60}
+SIMULATIONS = {"biberbande": 350, "biberclan": 125, "mein-lieber-biber": 110, "thirteen-beavers": 200}
 #: PUCT's exploration constant (returns lie in −1 … 1)
 UCT_C = 2.0
 #: the prior's weight on the heuristic bot's move; the rest is spread evenly
