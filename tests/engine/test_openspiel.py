@@ -26,7 +26,7 @@ if available():
     import pyspiel
     from pettingzoo.test import api_test
 
-    from lodge_openspiel import bot, env, games
+    from lodge_openspiel import bot, duel, env, games
 
 GAMES = REGISTRY.ids()
 
@@ -122,3 +122,65 @@ def test_ismcts_decides_a_legal_move_reproducibly(game_id):
     assert move in engine.legal_moves(state, seat)
     assert bot.decide(engine, state, seat, events, seed=5, simulations=8) == move
 
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_ismcts_runs_its_simulation_budget_and_no_more(game_id, monkeypatch):
+    """The budget is a count of simulations, so a decision's cost is bounded
+    by construction: each simulation evaluates at most one new node."""
+    engine = REGISTRY.games[game_id]
+    state, events, _ = engine.create(["a", "b"], 11, None)
+    while len(engine.legal_moves(state, engine.to_act(state)[0])) == 1:  # a real choice, so a search
+        seat = engine.to_act(state)[0]
+        state, new = engine.play(state, seat, engine.legal_moves(state, seat)[0])
+        events = [*events, *new]
+    playouts = []
+
+    class Counted(bot.HeuristicPlayout):
+        def evaluate(self, state):
+            playouts.append(state)
+            return super().evaluate(state)
+
+    monkeypatch.setattr(bot, "HeuristicPlayout", Counted)
+    monkeypatch.setitem(bot.SIMULATIONS, game_id, 6)
+    bot.decide(engine, state, engine.to_act(state)[0], events, seed=2)
+    assert 1 <= len(playouts) <= 6
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_heuristic_playout_values_lie_in_range_and_a_finished_match_is_exact(game_id):
+    """A playout (to its round's end or horizon) is worth the squashed score
+    lead, zero-sum for two seats; a finished match its exact returns."""
+    engine = REGISTRY.games[game_id]
+    state = dealt(game_id, moves=4)
+    playout = bot.HeuristicPlayout(engine, 2, seed=1)
+    values = playout.evaluate(state)
+    assert values.shape == (2,) and np.all(np.abs(values) <= 1)
+    assert values[0] == pytest.approx(-values[1])
+    finished = state.state
+    while engine.status(finished) != "finished":
+        seat = engine.to_act(finished)[0]
+        finished, _ = engine.apply(finished, seat, playout.choose(finished, seat))
+    result = engine.result(finished)
+    assert result is not None
+    assert list(playout.value(finished)) == games.returns_of(result["ranking"], 2)
+
+
+def test_a_lead_is_worth_more_the_fewer_rounds_remain():
+    """Biberbande: the lower score leads (BB-6.5), and the same lead counts
+    for more in the last round than in the first."""
+    engine = REGISTRY.games["biberbande"]
+    state, _, _ = engine.create(["a", "b"], 11, None)
+    playout = bot.HeuristicPlayout(engine, 2, seed=1)
+    early = {**state, "scores": [3, 13]}
+    late = {**early, "round": state["rounds"]}
+    assert 0 < playout.value(early)[0] < playout.value(late)[0] < 1
+
+
+def test_duel_interval_is_the_wilson_interval_of_the_score_share():
+    """A clean sweep of four matches is a margin whose lower bound is above
+    zero, yet far from certain; even splits centre on zero."""
+    mean, low, high = duel.interval([1, 1, 1, 1])
+    assert mean == 1 and 0 < low < 0.1 and high == 1
+    mean, low, high = duel.interval([1, -1, 0, 0])
+    assert mean == 0 and low == pytest.approx(-high) and -1 < low < -0.5
