@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from hypothesis import settings
 
 from devtools import servers
 from devtools.servers import free_port, stop_process
+from engine import REGISTRY
 from tests.http_helpers import W1_OPTIONS, Api, Match, Resp
 
 os.environ.setdefault("RATE_LIMIT_ENABLED", "false")
@@ -61,6 +62,18 @@ def examples(full: int) -> int:
     test) in the whole suite, at most :data:`FAST_EXAMPLES` under ``--fast``.
     Evaluated when the test module is imported, which is after ``--fast`` is read."""
     return min(full, FAST_EXAMPLES) if FAST else full
+
+
+def match_options(game_id: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A whole-match test's options: ``options`` (the size written in the
+    test) in the whole suite; under ``--fast`` the game's ``short`` preset
+    over them (13 Beavers' short board, one round of the others).  For tests
+    whose point is not the match's length; one whose point is (e.g. a long
+    round that reshuffles) writes its options directly."""
+    sized = dict(options or {})
+    if FAST:
+        sized.update(REGISTRY.games[game_id].declaration.presets["short"])
+    return sized
 
 
 def _refuse_when_fast(what: str) -> None:

@@ -16,7 +16,7 @@ import pytest
 from engine import REGISTRY
 from engine.core import seat_viewer
 from lodge_openspiel import available
-from tests.conftest import examples
+from tests.conftest import examples, match_options
 
 pytestmark = pytest.mark.skipif(not available(), reason="the openspiel extra is not installed "
                                                        "(pip install -e '.[openspiel]')")
@@ -46,7 +46,19 @@ def dealt(game_id: str, players: int = 2, moves: int = 12, seed: int = 3) -> pys
     return state
 
 
+@pytest.fixture
+def sized(monkeypatch: pytest.MonkeyPatch, game_id: str) -> None:
+    """The OpenSpiel game of ``game_id`` plays matches of :func:`match_options`
+    (its default options; under ``--fast`` its ``short`` preset): the game
+    takes no options of its own, so its engine's ``create`` is given them."""
+    engine = REGISTRY.games[game_id]
+    create = engine.create
+    monkeypatch.setattr(engine, "create",
+                        lambda names, seed, options: create(names, seed, match_options(game_id, options)))
+
+
 @pytest.mark.parametrize("game_id", GAMES)
+@pytest.mark.usefixtures("sized")
 def test_openspiel_random_simulation(game_id):
     """OpenSpiel's conformance checks for a game, on random playouts."""
     game = games.load(game_id)

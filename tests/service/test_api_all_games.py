@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from engine import REGISTRY
+from tests.conftest import match_options
 from tests.http_helpers import Api, Match, comparable, replay_record, strip_label
 
 GAMES = REGISTRY.ids()
@@ -46,11 +47,13 @@ def _catalogue(api: Api) -> dict[str, dict]:
 
 
 def _short_options(entry: dict) -> dict[str, Any]:
+    """Options of a whole match of catalogue ``entry``: its fewest rounds
+    (under ``--fast`` the game's ``short`` preset: :func:`match_options`)."""
     opts = {o["name"]: o for o in entry["options"]}
     out: dict[str, Any] = {}
     if "rounds" in opts:
         out["rounds"] = opts["rounds"].get("minimum") or 1
-    return out
+    return match_options(entry["id"], out)
 
 
 def test_every_game_accepts_deck_option(api: Api):

@@ -38,7 +38,7 @@ import bots
 from engine import REGISTRY
 from engine.core import ADMIN_VIEWER, BOOL, DECK, DECKS, HIDDEN_OPTION, INT, PERMUTATION, SEED_MAX, STRING, Game
 from service.domain.views import with_ids
-from tests.conftest import examples
+from tests.conftest import examples, match_options
 from tests.http_helpers import W1_OPTIONS, Api, strip_label
 from tests.knowledge import JSON, Model, Seat, judge_cardless, judge_events, judge_view, lists, model_for, quoted_cards
 
@@ -61,8 +61,9 @@ def _game(game_id: str) -> Game:
 
 @st.composite
 def match_plans(draw: st.DrawFn, game: Game) -> dict[str, Any]:
-    """Players, seed and options of one match, from the game's catalogue,
-    whether seat n−1 is a server bot, and the random source of the moves."""
+    """Players, seed and options of one match, from the game's catalogue
+    (under ``--fast`` its ``short`` preset: :func:`match_options`), whether
+    seat n−1 is a server bot, and the random source of the moves."""
     n = draw(st.integers(game.min_players, min(game.max_players, 4)))
     options: dict[str, Any] = {}
     for option in game.options:
@@ -76,6 +77,7 @@ def match_plans(draw: st.DrawFn, game: Game) -> dict[str, Any]:
             options[option.name] = draw(st.sampled_from(option.choices))
         elif option.type == PERMUTATION and draw(st.booleans()):
             options[option.name] = draw(st.permutations(list(option.items or ())))
+    options = match_options(game.id, options)
     seed = draw(st.integers(0, 2**53 - 1))
     resolved = game.create([f"p{i}" for i in range(n)], seed, options)[2]
     if draw(st.booleans()):
