@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from apispec import APISpec
 from flask import Flask, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from bots import pool as bot_pool
+from engine.core import Game
 from service.domain.matches import Lodge
 from service.domain.stream import hide_query_token
 from service.domain.webhooks import Webhooks
@@ -81,13 +83,8 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     thinking = bot_pool.Thinking(bot_pool.shared(settings.bot_processes), settings.bot_timeout_ms)
     app.extensions[EXTENSION] = Lodge(store, registry, notifier, webhooks=hooks, thinking=thinking)
     app.wsgi_app = hide_query_token(app.wsgi_app)  # type: ignore[method-assign,assignment]
-    api = Api(app)
-    for blueprint in (games.blp, matches.blp, seats.blp, stream.blp, ladders.blp, worlds.blp, ops.blp):
-        api.register_blueprint(blueprint)
-    _document_doc_routes(api)
     openapi_games.check_boards(list(registry))
-    openapi_games.document(api.spec, list(registry))
-    matches.document_legal(api.spec)
+    _install_api(app, tuple(registry))
     docs_ui.install(app)
     play.install(app)
     cors_headers = cors.install(app, settings.cors_origins)
@@ -100,6 +97,42 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
                 limits.Gate(limiter, settings.rate_limit_default) if settings.rate_limit_enabled else None)
     limits.trust_proxies(app, settings)
     return app
+
+
+#: The blueprints of the API, in the document's order.
+BLUEPRINTS = (games.blp, matches.blp, seats.blp, stream.blp, ladders.blp, worlds.blp, ops.blp)
+
+#: The finished OpenAPI document (an apispec ``APISpec``) per tuple of games,
+#: built by the process's first app for those games (:func:`_install_api`).
+_DOCUMENTS: dict[tuple[Game[Any, Any], ...], APISpec] = {}
+
+
+def _install_api(app: Flask, games: tuple[Game[Any, Any], ...]) -> Api:
+    """The app's flask-smorest ``Api``: every blueprint's routes, and the
+    OpenAPI document served at ``/openapi.json`` and ``/docs``.
+
+    Building the document is about two thirds of an app's CPU (flask-smorest
+    deep-copies every operation's documentation, apispec converts the
+    marshmallow schemas), yet it depends on nothing that differs between the
+    apps of a process except the games: the blueprints, the
+    ``API_*``/``OPENAPI_*`` configuration (fixed in :func:`create_app`) and
+    the games (their declarations) make it, and no ``Settings`` value reaches
+    it.  So the first app for a tuple of games (the same game objects in the
+    same order) builds it, as ever at construction (a bad declaration still
+    fails at start), and the later ones share that ``APISpec``
+    (:class:`~service.http.api.Api` given a ``document``): they register the
+    routes only.  Nothing adds to a document once it is cached, so sharing it
+    cannot leak one app's change into another's.
+    """
+    api = Api(app, document=_DOCUMENTS.get(games))
+    for blueprint in BLUEPRINTS:
+        api.register_blueprint(blueprint)
+    if not api.shared:
+        _document_doc_routes(api)
+        openapi_games.document(api.spec, list(games))
+        matches.document_legal(api.spec)
+        _DOCUMENTS[games] = api.spec
+    return api
 
 
 def _limit_streamed_body() -> None:

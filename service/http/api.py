@@ -21,7 +21,8 @@ from typing import Any
 import flask_smorest
 import marshmallow as ma
 import orjson
-from flask import Response, request
+from apispec import APISpec
+from flask import Flask, Response, request
 from webargs.flaskparser import is_json_request
 
 from service.http.errors import CODES, PROBLEM_JSON, ApiError
@@ -223,13 +224,40 @@ class Blueprint(flask_smorest.Blueprint):
 
 
 class Api(ApiBase):
+    """The service's ``Api``.
+
+    Given a finished ``document`` (an apispec ``APISpec``: the one another
+    app of the process built for the same games, see
+    :func:`service.app._install_api`), it serves that document and adds
+    nothing to it: no named error responses, and :meth:`register_blueprint`
+    registers routes only.  Building the document is most of the cost of an
+    app; sharing it makes later apps cheap.
+    """
+
     ERROR_SCHEMA = ProblemSchema
+
+    def __init__(self, app: Flask, *, document: APISpec | None = None) -> None:
+        self.shared = document is not None  # read by the hooks init_app calls
+        super().__init__(app)
+        if document is not None:
+            self.spec = document
+
+    def register_blueprint(self, blp: flask_smorest.Blueprint) -> None:
+        """Register ``blp``'s routes, and document them unless the document
+        is shared (it has them already)."""
+        if self.shared:
+            self.register_routes(blp)
+        else:
+            super().register_blueprint(blp)
 
     def register_error_handlers(self) -> None:
         """Left to :func:`service.http.errors.register` (one error shape)."""
 
     def register_responses(self) -> None:
-        """Named error responses (lazy: only those referenced are emitted)."""
+        """Named error responses (lazy: only those referenced are emitted);
+        a shared document has them."""
+        if self.shared:
+            return
         names = [status.name for status in HTTPStatus if status >= 400]
         for name in [*names, self.DEFAULT_ERROR_RESPONSE_NAME]:
             response: dict[str, Any] = {"description": "Problem details (RFC 9457) with a stable `code`",

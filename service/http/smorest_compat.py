@@ -10,6 +10,10 @@ Lodge relies on a few things these libraries do not promise:
 * ``Api.init_app`` calls ``_register_error_handlers`` and
   ``_register_responses``, which :class:`ApiBase` turns into overridable
   hooks;
+* ``app.extensions["flask-smorest"]["blp_name_to_api"]`` maps a blueprint's
+  name to its ``Api`` (flask-smorest's ``current_api``), which
+  ``Api.register_blueprint`` fills in besides documenting the blueprint
+  (:meth:`ApiBase.register_routes` does the first half alone);
 * webargs' ``FlaskParser._raw_load_json`` decodes a JSON body
   (:class:`ParserBase`);
 * Flask wraps every view and hook in ``ensure_sync`` (:class:`SyncFlask`);
@@ -68,6 +72,13 @@ class ApiBase(flask_smorest.Api):
     def register_responses(self) -> None:
         """flask-smorest's named error responses (override to name others)."""
         super()._register_responses()
+
+    def register_routes(self, blp: flask_smorest.Blueprint) -> None:
+        """``register_blueprint`` without documenting the blueprint: its
+        routes, and the entry by which flask-smorest finds this ``Api`` while
+        the blueprint handles a request."""
+        self._app.extensions["flask-smorest"]["blp_name_to_api"][blp.name] = self
+        self._app.register_blueprint(blp)
 
 
 class ParserBase(FlaskParser):

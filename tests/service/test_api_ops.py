@@ -3,6 +3,8 @@ the store-down behaviour (503 store_unavailable + Retry-After, never 500) and
 the error format of every error."""
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.conftest import closed_port, flask_api, make_app, start_redis, stop_process
@@ -58,6 +60,36 @@ def test_openapi_matches_committed_file(api: Api):
     committed = Path(__file__).resolve().parents[2] / "openapi" / "openapi.json"
     assert committed.exists(), "openapi/openapi.json must be committed"
     assert api.get("/openapi.json").json == json.loads(committed.read_text())
+
+
+def test_each_tuple_of_games_is_documented_on_its_own():
+    """Apps for the same games share one OpenAPI document (service.app
+    builds it once per process): an app with other games still serves its own
+    games' schemas, and apps before and after it, with other settings too,
+    serve the committed document."""
+    import json
+    from pathlib import Path
+
+    import fakeredis
+
+    from engine import REGISTRY
+    from engine.core import Registry
+    from service.app import create_app
+    from service.ops.config import Settings
+
+    committed = json.loads((Path(__file__).resolve().parents[2] / "openapi" / "openapi.json").read_text())
+
+    def served(**options: Any) -> Any:
+        return flask_api(create_app(fakeredis.FakeRedis(), **options)).get("/openapi.json").json
+
+    one_game = Registry()
+    one_game.register(REGISTRY.games["biberbande"])
+    assert served() == committed
+    schemas = served(registry=one_game)["components"]["schemas"]
+    assert "BiberbandeView" in schemas and "BiberclanView" not in schemas
+    assert "BiberclanView" in committed["components"]["schemas"]
+    assert served(settings=Settings.from_env({"CORS_ORIGINS": "https://a.example",
+                                              "RATE_LIMIT_ENABLED": "false"})) == committed
 
 
 def test_docs(api: Api):

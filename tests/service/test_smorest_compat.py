@@ -95,6 +95,30 @@ def test_init_app_calls_the_private_setup_steps(monkeypatch):
     assert ran == ["responses"]
 
 
+def test_register_routes_is_register_blueprint_minus_the_documentation():
+    """``Api.register_blueprint`` registers the routes and maps the blueprint's
+    name to the Api in ``blp_name_to_api`` (how ``current_api`` finds it);
+    ``register_routes`` does both, and documents nothing."""
+    seen: list[Any] = []
+    blp = flask_smorest.Blueprint("b", __name__)
+
+    @blp.route("/x")
+    def view() -> str:
+        seen.append(flask_smorest.current_api._get_current_object())
+        return "ok"
+
+    documented_app, documented = _app(smorest_compat.ApiBase)
+    documented.register_blueprint(blp)
+    routed_app, routed = _app(smorest_compat.ApiBase)
+    routed.register_routes(blp)
+    for app, api in ((documented_app, documented), (routed_app, routed)):
+        assert app.extensions["flask-smorest"]["blp_name_to_api"] == {"b": api}
+        assert app.test_client().get("/x").data == b"ok"
+    assert seen == [documented, routed]
+    assert "/x" in smorest_compat.api_spec(documented_app)["paths"]
+    assert not smorest_compat.api_spec(routed_app)["paths"]
+
+
 def test_parser_decodes_json_bodies_with_raw_load_json():
     """webargs' ``FlaskParser._raw_load_json`` decodes the JSON body;
     ParserBase routes it through ``load_json_body``."""
