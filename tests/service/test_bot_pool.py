@@ -45,12 +45,21 @@ def decision(kind: str, version: int = 0, spin: float = 0) -> bot_pool.Decision:
 
 
 def gone(pid: int) -> bool:
-    """The process has ended (a zombie has too)."""
+    """The process has ended, every thread of it: after a SIGKILL the main
+    thread may show as a zombie while another is still being torn down, and
+    only then can the process be reaped (``poll()`` sees it)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
     except FileNotFoundError:
         return True
-    return fields[0] == "Z"
+    return all(_state(task) in ("Z", "X", None) for task in tasks)
+
+
+def _state(task: Path) -> str | None:
+    try:
+        return task.joinpath("stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return None
 
 
 def wait_for(check: Any, seconds: float = 20.0) -> bool:
