@@ -76,7 +76,7 @@ def create_app(redis_client: Any = None, *, settings: Settings | None = None,
     write = ReplicaWait(redis_client, settings.wait_replicas, settings.wait_timeout_ms) \
         if settings.wait_replicas > 0 else None
     store = Store(redis_client, ttl=settings.match_ttl, cache_size=settings.cache_size, settings=settings,
-                  write=write)
+                  write=write, primary_replicas=settings.wait_replicas if settings.redis_mode == "sentinel" else 0)
     notifier = Notifier(redis_client, store.versions, safety=settings.notify_safety)
     hooks = Webhooks(HostPolicy.parse(settings.webhook_hosts), settings.webhook_timeout_ms,
                      settings.webhook_concurrency)

@@ -290,9 +290,13 @@ class Store:
 
     def __init__(self, client: redis.Redis, *, ttl: int, cache_size: int = 4096,
                  settings: Settings | None = None,
-                 write: Callable[[Script, list[str], list[Any]], Any] | None = None):
+                 write: Callable[[Script, list[str], list[Any]], Any] | None = None,
+                 primary_replicas: int = 0):
         settings = settings or Settings.from_env()
         self.client = client
+        #: replicas a primary must have connected before a match it lacks is
+        #: believed gone (:meth:`_confirm_gone`; Sentinel mode: REDIS_WAIT_REPLICAS)
+        self.primary_replicas = primary_replicas
         self.ttl = ttl
         self._write = write or _run
         #: APPLY's ARGV[8]: on a cluster, publish a move only to a subscribed shard (``keys`` docstring)
@@ -505,7 +509,7 @@ class Store:
         if meta is None:
             raw = self.client.get(Keys(match_id).meta)
             if raw is None:
-                self.forget(match_id)
+                self._confirm_gone(match_id)
                 return None
             meta = self._claimed(Meta.from_json(match_id, raw))
             self._meta.put(match_id, meta)
@@ -553,7 +557,7 @@ class Store:
         reply = _run(self._load, [k.meta, k.snap], ["1" if meta is None else "0",
                                                     "" if cached is None else cached.version])
         if not reply:
-            self.forget(match_id)
+            self._confirm_gone(match_id)
             return None
         raw_meta, *fields = reply
         snap = cached if len(fields) == 1 and cached is not None else self._read_snapshot(match_id, fields)
@@ -563,6 +567,23 @@ class Store:
             meta = self._claimed(Meta.from_json(match_id, raw_meta))
             self._meta.put(match_id, meta)
         return meta, snap
+
+    def _confirm_gone(self, match_id: str) -> None:
+        """Forget a match the primary does not hold, once the primary is
+        believed: with :attr:`primary_replicas`, one with fewer replicas
+        connected is not (a ConnectionError: 503, retry).  During a Sentinel
+        failover the old primary, restarted empty, is a primary with no
+        replica until the sentinels turn it into one, and a sentinel that has
+        not yet heard of the promotion may still name it: its "no such
+        match" would answer a live match 404."""
+        if self.primary_replicas > 0:
+            replication = self.client.info("replication")
+            connected = int(replication.get("connected_slaves", 0))
+            if replication.get("role") == "master" and connected < self.primary_replicas:
+                raise redis.exceptions.ConnectionError(
+                    f"the primary has {connected} of the {self.primary_replicas} replicas writes wait for: "
+                    "it may be an old primary restarted empty during a failover")
+        self.forget(match_id)
 
     def cached(self, match_id: str) -> tuple[Meta, Snapshot] | None:
         """Meta and the last snapshot this worker saw, when both are cached."""

@@ -320,9 +320,9 @@ class Player(threading.Thread):
 
 
 @pytest.mark.parametrize("replicas", [1, pytest.param(2, marks=pytest.mark.xfail(
-    strict=False, reason="known, open (issue 27): with two replicas a move is sometimes answered 404 during the "
-                         "failover: a sentinel that has not yet learnt the new primary still names the restarted, "
-                         "empty old one (seen in CI after the failover_in_progress check)"))])
+    strict=False, reason="issue 27: a 404 during the failover was seen once in CI with two replicas (before the "
+                         "store stopped believing a primary without its replicas about a missing match); expected "
+                         "to pass, watched until it has passed in CI repeatedly"))])
 def test_sentinel_failover_under_load_loses_no_acknowledged_move(tmp_path: Path, replicas: int):
     """Primary + ``replicas`` replicas + 3 sentinels, REDIS_MODE=sentinel with
     REDIS_WAIT_REPLICAS=1: while 4 clients play, a replica falls behind

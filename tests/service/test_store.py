@@ -224,6 +224,28 @@ def test_apply_on_missing_match(client):
     assert all_keys(client) == []  # nothing was created
 
 
+@pytest.mark.process
+def test_a_primary_without_its_replicas_is_not_believed_on_a_missing_match(redis_server: str):
+    """Sentinel mode (``primary_replicas``): a match the primary lacks is gone
+    only if the primary has the replicas writes wait for; else (an old
+    primary restarted empty during a failover, here a lone redis-server)
+    the lookup is a ConnectionError, a 503 to retry, never a 404."""
+    client = redis.Redis.from_url(redis_server)
+    try:
+        alone = Store(client, ttl=TTL, cache_size=16, settings=SETTINGS, primary_replicas=1)
+        create(alone)
+        assert present(alone.load(MID))[1].version == 0  # a match it holds is served
+        missing = new_match_id()
+        for lookup in (alone.load, alone.meta):
+            with pytest.raises(redis.exceptions.ConnectionError, match="0 of the 1 replicas"):
+                lookup(missing)
+        assert make_store(client).load(missing) is None  # without the setting: gone
+    finally:
+        for key in client.scan_iter(match=f"lodge:{{{MID}}}:*"):
+            client.delete(key)
+        client.close()
+
+
 def test_delete_removes_everything(client):
     store = make_store(client)
     create(store)
