@@ -7,6 +7,9 @@ SERVE_STAMP := $(VENV)/.installed-serve
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 export HOST PORT
+# Python may cache compiled modules (and pytest its assertion-rewritten ones):
+# with caching off, every test run compiles the project and every pytest plugin again.
+unexport PYTHONDONTWRITEBYTECODE
 
 CLIENT := clients/typescript
 NODE_STAMP := $(CLIENT)/node_modules/.package-lock.json
