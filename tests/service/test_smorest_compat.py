@@ -8,10 +8,11 @@ from typing import Any
 import flask_smorest
 import marshmallow as ma
 import pytest
-from flask import Flask
+from flask import Flask, url_for
 from flask.views import MethodView
 from flask_smorest.utils import prepare_response
 from webargs.flaskparser import FlaskParser
+from werkzeug.routing import Rule
 
 from service.http import smorest_compat
 
@@ -158,6 +159,36 @@ def test_flask_wraps_views_in_ensure_sync():
     sync.add_url_rule("/", "root", lambda: "ok")
     assert sync.ensure_sync(test_flask_wraps_views_in_ensure_sync) is test_flask_wraps_views_in_ensure_sync
     assert sync.test_client().get("/").data == b"ok"
+
+
+def test_rules_compile_their_url_builders_on_first_use(monkeypatch):
+    """Werkzeug's ``Rule.compile`` gets the builders from ``_compile_builder``
+    and builds through ``_build``/``_build_unknown``: a LazyBuildRule
+    compiles none at registration, one when a URL is first built, keeps it,
+    and builds what a plain Rule builds."""
+    compiled: list[bool] = []
+    compile_builder = Rule._compile_builder
+
+    def counted(rule: Rule, append_unknown: bool = True) -> Any:
+        compiled.append(append_unknown)
+        return compile_builder(rule, append_unknown)
+    monkeypatch.setattr(Rule, "_compile_builder", counted)
+    apps = Flask("compat"), smorest_compat.SyncFlask("compat")
+    for app in apps:
+        compiled.clear()
+        app.add_url_rule("/m/<match_id>/seat/<int:n>", "seat", lambda match_id, n: "ok")
+    assert compiled == [], "the lazy rule compiled a builder at registration"
+    assert isinstance(next(apps[1].url_map.iter_rules("seat")), smorest_compat.LazyBuildRule)
+    for values in ({"match_id": "a b", "n": 3}, {"match_id": "x", "n": 0, "extra": "y/z"}):
+        plain, lazy = (_url_for(app, values) for app in apps)
+        assert plain == lazy
+    assert compiled == [True], "the lazy rule compiled its builder again"
+    assert apps[1].test_client().get("/m/a/seat/2").data == b"ok"
+
+
+def _url_for(app: Flask, values: dict[str, Any]) -> str:
+    with app.test_request_context():
+        return url_for("seat", **values)
 
 
 def test_prepare_response_fills_the_content():
