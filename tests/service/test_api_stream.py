@@ -475,7 +475,9 @@ def test_a_look_past_its_store_budget_ends_the_stream_cleanly(redis_server: str,
 
     reader = threading.Thread(target=follow)
     reader.start()
-    while not [f for f in seen if f.kind == "events"]:
+    deadline = time.monotonic() + 10
+    while not any(f.kind == "events" for f in seen):
+        assert reader.is_alive() and time.monotonic() < deadline, failed
         time.sleep(0.01)
     store.stall(reader)
     m.play(0, {"type": "draw"})  # seat 0 still to act; the stream's look starts and waits
