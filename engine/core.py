@@ -517,11 +517,8 @@ BY = (BY_BOT, BY_CLOCK, BY_RESIGNED, BY_WEBHOOK)
 TIMED_OUT_REASONS = ("timeout", "error", "illegal")
 
 
-class TimedOut(TypedDict, total=False):
-    """Every key optional (``total=False``: ``NotRequired`` under postponed
-    annotations is lost at run time, where :meth:`EventType.typed_mismatch` reads it)."""
-
-    reason: str
+class TimedOut(TypedDict):
+    reason: NotRequired[str]
 
 
 class EndedByResignation(TypedDict):
@@ -990,7 +987,8 @@ def event_types(declaration: Declaration) -> dict[str, EventType]:
 
 def check_declaration(game: Game[Any, Any]) -> None:
     """:class:`DeclarationError` unless ``game`` declares every piece: move
-    types matching its handlers, each parameter's values known (its action
+    types matching its handlers (each typed one with the declared parameters,
+    :meth:`MoveType.typed_mismatch`), each parameter's values known (its action
     space, :mod:`engine.actions`), event types (each typed one with the
     declared fields, :meth:`EventType.typed_mismatch`), view fields, the presets of
     :data:`REQUIRED_PRESETS` (valid options), a bot, a board and a docs page."""
@@ -1005,6 +1003,8 @@ def check_declaration(game: Game[Any, Any]) -> None:
     if not set(game.fallback_types) <= moves:
         problems.append("fallback_types not among the declared moves")
     problems += [f"preset {name!r}" for name in REQUIRED_PRESETS if name not in declaration.presets]
+    problems += [f"move {m.type!r}'s TypedDict {m.typed.__name__} {why}" for m in declaration.moves
+                 if (why := m.typed_mismatch()) is not None]
     problems += [f"event {e.type!r}'s TypedDict {why}" for e in declaration.events
                  if (why := e.typed_mismatch()) is not None]
     if problems:

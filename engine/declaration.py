@@ -19,7 +19,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypedDict
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    NotRequired,
+    ParamSpec,
+    Required,
+    TypedDict,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 if TYPE_CHECKING:
     from engine.core import Viewer
@@ -164,6 +175,41 @@ class DeclarationError(TypeError):
 
 
 # --------------------------------------------------------------------------
+# A TypedDict against the names it declares (moves' parameters, events' fields).
+# --------------------------------------------------------------------------
+def _typed_keys(typed: Any) -> tuple[set[str], set[str]]:
+    """The required and the optional keys of the ``TypedDict`` ``typed``:
+    ``total=False`` keys optional, and so are ``NotRequired`` ones even where
+    postponed annotations hide them from ``__optional_keys__``."""
+    required, optional = set(typed.__required_keys__), set(typed.__optional_keys__)
+    for name, hint in get_type_hints(typed, include_extras=True).items():
+        if get_origin(hint) is NotRequired:
+            required.discard(name)
+            optional.add(name)
+        elif get_origin(hint) is Required:
+            optional.discard(name)
+            required.add(name)
+    return required, optional
+
+
+def _keys_mismatch(typed: Any, names: Mapping[str, Any], optional: tuple[str, ...], word: str,
+                   besides: tuple[str, ...] = ()) -> str | None:
+    """How the keys of the ``TypedDict`` ``typed`` (but ``besides``) differ
+    from the declared ``names`` of which ``optional`` may be left out (both
+    named ``word``), or ``None``."""
+    required, may_lack = _typed_keys(typed)
+    keys = (required | may_lack) - set(besides)
+    if keys != set(names):
+        missing, extra = sorted(set(names) - keys), sorted(keys - set(names))
+        diff = [f"missing {missing}"] if missing else []
+        diff += [f"undeclared {extra}"] if extra else []
+        return f"has {word} {sorted(keys)}, the declaration {sorted(names)} ({'; '.join(diff)})"
+    if may_lack != set(optional):
+        return f"makes {sorted(may_lack)} optional, the declaration {sorted(optional)}"
+    return None
+
+
+# --------------------------------------------------------------------------
 # Move and event types.
 # --------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -175,13 +221,30 @@ class MoveType:
     (no ``enum``, no ``minimum`` and ``maximum``, not a seat, not a boolean),
     every value it can take, in the order that numbers them (the action
     space, :mod:`engine.actions`); a parameter whose schema enumerates its
-    values has no entry."""
+    values has no entry.
+
+    ``typed``: the ``TypedDict`` (class) of the move as listed, e.g.
+    ``MoveType(MOVE_TAKE, {"count": …}, typed=Take)`` with ``class
+    Take(TypedDict): type: Literal["take"]; count: int``: its ``type`` a
+    ``Literal`` naming this type, its other keys the parameters, the optional
+    ones ``NotRequired`` (:meth:`typed_mismatch`, checked at registration);
+    ``None``: not typed."""
 
     type: str
     params: Mapping[str, Schema] = field(default_factory=dict)
     optional: tuple[str, ...] = ()
     doc: str = ""
     domains: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    typed: Any = field(default=None, compare=False)
+
+    def typed_mismatch(self) -> str | None:
+        """How the ``TypedDict`` of a typed move type differs from the
+        declared parameters, or ``None``; an untyped one does not."""
+        if self.typed is None:
+            return None
+        if self.type not in get_args(get_type_hints(self.typed).get("type")):
+            return f"has no key 'type' of a Literal naming {self.type!r}"
+        return _keys_mismatch(self.typed, self.params, self.optional, "parameters", besides=("type",))
 
 
 #: The fields of one event type, as keyword parameters (:class:`EventKind`)
@@ -259,17 +322,11 @@ class EventType:
 
     def typed_mismatch(self) -> str | None:
         """How the ``TypedDict`` of a typed event type differs from the
-        declared fields (the optional ones optional, ``total=False``), or
+        declared fields (the optional ones ``NotRequired`` or ``total=False``), or
         ``None``; a type named by a plain ``str`` is not typed."""
         if self.typed is None:
             return None
-        required: set[str] = set(self.typed.__required_keys__)
-        optional: set[str] = set(self.typed.__optional_keys__)
-        if required | optional != set(self.fields):
-            return f"has fields {sorted(required | optional)}, the declaration {sorted(self.fields)}"
-        if optional != set(self.optional):
-            return f"makes {sorted(optional)} optional, the declaration {sorted(self.optional)}"
-        return None
+        return _keys_mismatch(self.typed, self.fields, self.optional, "fields")
 
     def mismatch(self, event: Mapping[str, Any], stamped: bool = False) -> str | None:
         """Why ``event`` differs from this declaration, or ``None``; a

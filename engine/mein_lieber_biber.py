@@ -639,15 +639,15 @@ pub, own = d.public, d.private
 DECLARATION = d.Declaration(
     moves=(
         d.MoveType(MOVE_PLAY, {"card": CARD, "beaver": COLOUR},
-                   doc="play a card to move a beaver (MLB-4.4; joker: D15)"),
+                   typed=Play, doc="play a card to move a beaver (MLB-4.4; joker: D15)"),
         d.MoveType(MOVE_DRAW, {"pile": PILE},
-                   doc="top up from a pile (MLB-4.3, D8), or draw after the move (MLB-4.8)"),
+                   typed=Draw, doc="top up from a pile (MLB-4.3, D8), or draw after the move (MLB-4.8)"),
         d.MoveType(MOVE_EXCHANGE, {"card": CARD, "pile": PILE},
-                   doc="lay a card down, take a pile's top card (MLB-4.5, D9)"),
-        d.MoveType(MOVE_DISCARD, {"card": CARD}, doc="both piles empty: discard a card (MLB-4.6, D10)"),
+                   typed=Exchange, doc="lay a card down, take a pile's top card (MLB-4.5, D9)"),
+        d.MoveType(MOVE_DISCARD, {"card": CARD}, typed=Discard, doc="both piles empty: discard a card (MLB-4.6, D10)"),
         d.MoveType(MOVE_REWARD, {"take": TAKE, "pile": PILE}, optional=("pile",),
-                   doc="take a stick, or a pile's top card (MLB-4.7, D13); a stick has no pile"),
-        d.MoveType(MOVE_PASS, doc="do not draw after the move (D7)"),
+                   typed=Reward, doc="take a stick, or a pile's top card (MLB-4.7, D13); a stick has no pile"),
+        d.MoveType(MOVE_PASS, typed=Pass, doc="do not draw after the move (D7)"),
     ),
     events=(
         d.EventType(EVENT_ROUND_STARTED, {"round": pub(d.INT), "start_seat": pub(d.SEAT)}),

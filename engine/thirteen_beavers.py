@@ -669,13 +669,14 @@ _pub = d.public
 
 DECLARATION = d.Declaration(
     moves=(
-        d.MoveType(MOVE_GUESS, {"dir": DIR, "vision": d.BOOL}, optional=("vision",),
+        d.MoveType(MOVE_GUESS, {"dir": DIR, "vision": d.BOOL}, optional=("vision",), typed=Guess,
                    doc="guess the next card is higher / lower (TB-4.6); `vision: true` only when holding one (D12)"),
         d.MoveType(MOVE_RAPIDS, {"dir": DIR, "vision": d.BOOL}, optional=("vision",),
-                   doc="on the rapids space: a rapids answer, 3 forward (D8)"),
-        d.MoveType(MOVE_AVENUE, {"value": CARD}, doc="on the avenue space: name the next card exactly (D9)"),
-        d.MoveType(MOVE_USE_TURBO, doc="holding a turbo, before the turn's first answer (D11)"),
-        d.MoveType(MOVE_DAM, doc="after an answer, not on lava: secure the beaver's space (D5, D7)"),
+                   typed=Guess, doc="on the rapids space: a rapids answer, 3 forward (D8)"),
+        d.MoveType(MOVE_AVENUE, {"value": CARD}, typed=Avenue,
+                   doc="on the avenue space: name the next card exactly (D9)"),
+        d.MoveType(MOVE_USE_TURBO, typed=UseTurbo, doc="holding a turbo, before the turn's first answer (D11)"),
+        d.MoveType(MOVE_DAM, typed=Dam, doc="after an answer, not on lava: secure the beaver's space (D5, D7)"),
     ),
     events=(
         d.EventType(EVENT_MATCH_STARTED, {"first_seat": _pub(d.SEAT), "face_up": _pub(CARD)}),

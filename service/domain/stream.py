@@ -13,7 +13,7 @@ changes it sleeps on a :class:`service.store.notify.Waiter` (no polling), sendin
 keep-alive every ``keepalive`` seconds.  A finished match ends the stream
 (``end`` ``finished``), a deleted or expired one too (``deleted``); so do
 shutdown and ``max_seconds``, without an ``end``, so that clients reconnect
-with ``Last-Event-ID``.
+with ``Last-Event-ID``, and a look at the store that fails (:func:`_until_store_fault`).
 
 The query-string token (for ``EventSource``, which cannot send headers) is
 taken out of the WSGI environ by :func:`hide_query_token` before anything
@@ -21,6 +21,7 @@ can log the URL.
 """
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -32,7 +33,10 @@ import orjson
 from engine.core import FINISHED, Game, Viewer
 from service.domain.matches import Lodge
 from service.domain.views import delay_for, held_back, legal_for, redact, view_of
-from service.store.store import Meta, Snapshot
+from service.http.errors import is_store_fault
+from service.store.store import DamagedMatch, Meta, Snapshot
+
+log = logging.getLogger(__name__)
 
 #: WSGI environ key holding the ``?token=`` value once it is out of the URL.
 QUERY_TOKEN = "lodge.query_token"
@@ -65,8 +69,25 @@ def follow(lodge: Lodge, match_id: str, authorization: str | None, after: int, w
     (``legal``: ``legal_moves`` beside each ``state``)."""
     meta, viewer = lodge.stream_check(match_id, authorization)
     game = lodge.game(meta.game)
-    return _chunks(lodge, meta, game, viewer, after, with_state, framing, keepalive, time.monotonic() + max_seconds,
-                   legal)
+    return _until_store_fault(match_id, _chunks(lodge, meta, game, viewer, after, with_state, framing, keepalive,
+                                                time.monotonic() + max_seconds, legal))
+
+
+def _until_store_fault(match_id: str, chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """``chunks`` until a look at the store fails: Redis unreachable, its
+    budget (``REDIS_BUDGET``) spent, e.g. while a bot's search inline
+    (``BOT_PROCESSES=0``) held the worker, or the match damaged.  The stream
+    then ends as at shutdown, after its last whole message and without
+    ``end``: the client reconnects with ``Last-Event-ID`` and misses nothing
+    (while the store still fails, the reconnect is a 503 with ``Retry-After``);
+    anything else is a bug and raised."""
+    try:
+        yield from chunks
+    except Exception as error:
+        if not (is_store_fault(error) or isinstance(error, DamagedMatch)):
+            raise
+        log.warning("stream of match %s ended: the store failed during a look (%s: %s); the client resumes "
+                    "with Last-Event-ID", match_id, type(error).__name__, error)
 
 
 def _chunks(lodge: Lodge, meta: Meta, game: Game, viewer: Viewer, after: int, with_state: bool,

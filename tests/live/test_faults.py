@@ -36,10 +36,16 @@ pytestmark = pytest.mark.live
 
 
 def _gunicorn(tmp: Path, redis_url: str | None, workers: int = 1, **env: str):
+    """gunicorn as deployed: its default gevent workers (concurrency is
+    ``WORKER_CONNECTIONS``; ``THREADS`` sizes only gthread workers)."""
     try:
-        return servers.start_gunicorn(tmp, redis_url, workers, {"RATE_LIMIT_ENABLED": "false", **env})
+        proc, base = servers.start_gunicorn(tmp, redis_url, workers, {"RATE_LIMIT_ENABLED": "false", **env})
     except servers.ServerError as exc:
         pytest.fail(str(exc), pytrace=False)
+    if "Using worker: gevent" not in (tmp / "gunicorn.log").read_text():
+        stop_process(proc, timeout=20)
+        pytest.fail("gunicorn did not start its gevent workers", pytrace=False)
+    return proc, base
 
 
 def _redis(tmp: Path, port: int | None = None, persistence=AOF_ALWAYS):
@@ -114,10 +120,10 @@ def _half_sent(base: str, n: int, source: str = "127.0.0.1") -> list[socket.sock
 
 
 def test_half_sent_requests_time_out_and_do_not_starve_healthz(tmp_path):
-    proc, base = _gunicorn(tmp_path, None, THREADS="4", READ_TIMEOUT="1")
+    proc, base = _gunicorn(tmp_path, None, WORKER_CONNECTIONS="4", READ_TIMEOUT="1")
     socks = []
     try:
-        socks = _half_sent(base, 24)  # six times the threads
+        socks = _half_sent(base, 24)  # six times the connections the worker takes at once
         r = requests.get(base + "/healthz", timeout=30)
         assert r.status_code == 200
         still_open = 0  # the server closes every stalled connection
@@ -169,7 +175,7 @@ def test_connections_beyond_the_cap_are_429_for_that_client_only(tmp_path):
 
 
 def test_long_polls_beyond_the_cap_are_429_while_healthz_answers(tmp_path):
-    proc, base = _gunicorn(tmp_path, None, THREADS="8", MAX_WAITS_PER_CLIENT="4")
+    proc, base = _gunicorn(tmp_path, None, MAX_WAITS_PER_CLIENT="4")
     try:
         match = _create(base, 1)
         url = f"{base}/v1/matches/{match['match_id']}/events"
@@ -222,7 +228,7 @@ def _start_players(base: str, matches: list[dict], acked: list[tuple[str, int]],
 
 def test_sigterm_under_load_finishes_in_flight_refuses_new_and_loses_nothing(tmp_path):
     rproc, rurl = _redis(tmp_path)
-    proc, base = _gunicorn(tmp_path, rurl, workers=2, THREADS="8")
+    proc, base = _gunicorn(tmp_path, rurl, workers=2)
     stop = threading.Event()
     acked: list[tuple[str, int]] = []
     try:
@@ -256,7 +262,7 @@ def test_sigterm_under_load_finishes_in_flight_refuses_new_and_loses_nothing(tmp
 def test_acknowledged_moves_survive_a_redis_sigkill_with_aof(tmp_path):
     rproc, rurl = _redis(tmp_path)
     port = int(rurl.rsplit(":", 1)[1].split("/")[0])
-    proc, base = _gunicorn(tmp_path, rurl, workers=2, THREADS="8")
+    proc, base = _gunicorn(tmp_path, rurl, workers=2)
     stop = threading.Event()
     acked: list[tuple[str, int]] = []
     try:
@@ -282,7 +288,7 @@ def test_acknowledged_moves_survive_a_redis_sigkill_with_aof(tmp_path):
 
 def test_a_worker_killed_mid_move_leaves_no_half_applied_move(tmp_path):
     rproc, rurl = _redis(tmp_path, persistence=("--save", "", "--appendonly", "no"))
-    proc, base = _gunicorn(tmp_path, rurl, workers=2, THREADS="8")
+    proc, base = _gunicorn(tmp_path, rurl, workers=2)
     stop = threading.Event()
     acked: list[tuple[str, int]] = []
     try:

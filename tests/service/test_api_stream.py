@@ -12,11 +12,17 @@ import time
 from typing import Any
 
 import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
+import bots
 from engine import REGISTRY
 from service.app import create_app
+from service.domain import seats
 from service.domain.stream import hide_query_token
 from service.ops.config import Settings
+from tests import slow_bot
 from tests.conftest import flask_api
 from tests.http_helpers import W1_MOVES, W1_OPTIONS, Api, Match, assert_problem, play_random
 from tests.knowledge import judge_events, model_for
@@ -411,3 +417,80 @@ def test_reconnect_of_the_subscription_loses_nothing(redis_server: str):
         mover.join()
     assert time.monotonic() - started < 5
     client.close()
+
+
+# --------------------------------------------------------------------------
+# A look at the store that outlasts its budget.
+# --------------------------------------------------------------------------
+class StallingStore(redis.Redis):
+    """The service's Redis client (retrying, as ``REDIS_URL`` builds it:
+    the store's budget bounds its retries) whose next command from the thread
+    :meth:`stall` names waits until ``free`` is set: in a gevent worker, a
+    stream's look waits so while an inline bot's search holds the worker
+    (threads here, so the test holds it)."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(connection_pool=redis.ConnectionPool.from_url(url, retry=Retry(NoBackoff(), 1)))
+        self.victim: int | None = None
+        self.stalled, self.free = threading.Event(), threading.Event()
+
+    def stall(self, thread: threading.Thread) -> None:
+        self.victim = thread.ident
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        if self.victim is not None and threading.get_ident() == self.victim:
+            self.victim = None
+            self.stalled.set()
+            assert self.free.wait(10)
+        return super().execute_command(*args, **options)
+
+
+def test_a_look_past_its_store_budget_ends_the_stream_cleanly(redis_server: str, monkeypatch: pytest.MonkeyPatch,
+                                                              caplog: pytest.LogCaptureFixture):
+    """``BOT_PROCESSES=0``: a stream's look at the store starts, then waits
+    while a move hands the turn to a bot seat whose search (``spin``, 0.3 s
+    per decision) runs inline, longer than ``REDIS_BUDGET`` (0.1 s).  The
+    look's budget is spent: the stream ends without ``end`` and without an
+    error (as at shutdown), and a reconnect with ``Last-Event-ID`` gets every
+    later version, none missing.  On a real ``redis-server``: fakeredis'
+    client has no retry, so the budget bounds no read there."""
+    monkeypatch.setenv(bots.EXTRA_BOTS, slow_bot.KINDS)
+    monkeypatch.setattr(seats, "BOT_NAMES", (*seats.BOT_NAMES, "spin"))  # as if set when the server started
+    monkeypatch.setenv("LODGE_SPIN_SECONDS", "0.3")
+    store = StallingStore(redis_server)
+    store.flushdb()
+    app = create_app(redis_client=store, settings=Settings.from_env(
+        {**SETTINGS, "BOT_PROCESSES": "0", "REDIS_BUDGET": "0.1"}))
+    api = flask_api(app)
+    m = api.create(["ana", {"name": "spinner", "bot": "spin"}], seed=11, options=W1_OPTIONS)
+    seen: list[Frame] = []
+    failed: list[BaseException] = []
+
+    def follow() -> None:
+        try:
+            with Stream(app, m.id, m.token(0)) as s:
+                seen.extend(s.frames)
+        except BaseException as error:  # noqa: BLE001 (the test reports it)
+            failed.append(error)
+
+    reader = threading.Thread(target=follow)
+    reader.start()
+    deadline = time.monotonic() + 10
+    while not any(f.kind == "events" for f in seen):
+        assert reader.is_alive() and time.monotonic() < deadline, failed
+        time.sleep(0.01)
+    store.stall(reader)
+    m.play(0, {"type": "draw"})  # seat 0 still to act; the stream's look starts and waits
+    assert store.stalled.wait(5)
+    while m.admin_view()["to_act"] == [0]:  # the last hands the turn to the bot: it searches inline
+        m.play(0, m.legal(0)[0])
+    store.free.set()
+    reader.join(10)
+    assert not reader.is_alive() and not failed, failed
+    assert [f.data["version"] for f in seen if f.kind == "events"] == [0]
+    assert all(f.kind != "end" for f in seen)
+    assert f"stream of match {m.id} ended: the store failed during a look (BudgetSpent" in caplog.text
+    version = m.admin_view()["version"]
+    assert version > 2
+    with Stream(app, m.id, m.token(0), last_event_id="0") as s:
+        assert [f.data["version"] for f in s.take(version)] == list(range(1, version + 1))

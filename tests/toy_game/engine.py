@@ -263,7 +263,7 @@ RESULT = d.obj({"scores": d.array(d.INT), "ranking": d.array(d.array(d.SEAT)), "
 pub, own = d.public, d.private
 
 DECLARATION = d.Declaration(
-    moves=(d.MoveType(MOVE_PLAY, {"card": CARD}, doc="lay a card of your hand face down (HC-4.2)"),),
+    moves=(d.MoveType(MOVE_PLAY, {"card": CARD}, typed=Play, doc="lay a card of your hand face down (HC-4.2)"),),
     events=(
         d.EventType(EVENT_ROUND_STARTED, {"round": pub(d.INT), "starter": pub(d.SEAT)}),
         d.EventType(EVENT_DEALT, {"cards": own(d.array(HIDDEN_CARD))}, doc="HC-5.1: the hand only to its seat"),
