@@ -36,7 +36,8 @@ from flask_smorest.utils import prepare_response
 from webargs.flaskparser import FlaskParser
 from werkzeug.routing import Rule
 
-__all__ = ["ApiBase", "LazyBuildRule", "ParserBase", "SyncFlask", "api_spec", "copy_apidoc", "prepare_response", "url_rule"]
+__all__ = ["ApiBase", "LazyBuildRule", "ParserBase", "SyncFlask", "api_spec", "copy_apidoc", "prepare_response",
+           "url_rule"]
 
 
 def copy_apidoc(target: Callable[..., Any], documented: Callable[..., Any]) -> None:
