@@ -17,7 +17,6 @@ from engine import REGISTRY
 from service.app import create_app
 from service.domain.stream import hide_query_token
 from service.ops.config import Settings
-from service.store.keys import Keys
 from tests.conftest import flask_api
 from tests.http_helpers import W1_MOVES, W1_OPTIONS, Api, Match, assert_problem, play_random, until
 from tests.knowledge import judge_events, model_for
@@ -95,6 +94,8 @@ def _play_w1(m: Match, moves: int) -> None:
 def _subscribed(app, match_id: str) -> bool:
     """Whether the app's process listens to the match's changes (its
     notifier subscribes to them while a stream or long-poll waits on it)."""
+    from service.store.keys import Keys
+
     ((_channel, listeners),) = app.extensions["lodge"].store.client.pubsub_shardnumsub(Keys(match_id).changed)
     return listeners > 0
 
