@@ -168,7 +168,7 @@ def test_long_poll_wakes_only_for_a_visible_version(app: Any, api: Api) -> None:
     poll.join(timeout=20)
     page = answer[0].json
     assert page["version"] == 2 and {e["version"] for e in page["events"]} == {2}
-    r = api.events(m.id, after=2, wait=0.2)        # nothing more until the match is at 5
+    r = api.events(m.id, after=2, wait=0.05)       # nothing more until the match is at 5
     assert r.json == {"version": 2, "events": []}
 
 
