@@ -100,16 +100,21 @@ def _subscribed(app, match_id: str) -> bool:
     return listeners > 0
 
 
-def _once_subscribed(app, match_id: str, act) -> threading.Thread:
-    """Run ``act`` in a thread as soon as the match's waiters can be woken
-    by its notification (:func:`_subscribed`)."""
+def _when(condition, act) -> threading.Thread:
+    """Run ``act`` in a thread as soon as ``condition()`` holds."""
     def run() -> None:
-        until(lambda: _subscribed(app, match_id), "subscribed")
+        until(condition, "ready to act")
         act()
 
     thread = threading.Thread(target=run)
     thread.start()
     return thread
+
+
+def _once_subscribed(app, match_id: str, act) -> threading.Thread:
+    """Run ``act`` in a thread as soon as the match's waiters can be woken
+    by its notification (:func:`_subscribed`)."""
+    return _when(lambda: _subscribed(app, match_id), act)
 
 
 # --------------------------------------------------------------------------
@@ -393,8 +398,8 @@ def test_safety_reread_delivers_without_notification(store: Any, monkeypatch: py
         assert s.take(1)[0].data["version"] == 1
         mover.join()
     assert time.monotonic() - started < 3
-    mover = _once_subscribed(app, m.id, lambda: m.play(*W1_MOVES[1]))
-    r = api.events(m.id, after=1, wait=10)
+    mover = _when(lambda: app.extensions["lodge"].notifier.watched() == 1, lambda: m.play(*W1_MOVES[1]))
+    r = api.events(m.id, after=1, wait=10)  # the stream has left: this poll is the one waiter
     mover.join()
     assert r.json["version"] == 2 and r.json["events"]
 
