@@ -23,8 +23,7 @@ fallback, as the clock would.  The same decision gives the same move here as inl
 the worker calls :func:`bots.decide` with the same arguments.
 
 Workers end with their server process: on the end of their input pipe, and
-within :data:`bots.worker.WATCH_SECONDS` when their parent dies (even
-mid-decision, even after SIGKILL; :mod:`bots.worker`).
+when their parent dies, even mid-decision, even after SIGKILL (:mod:`bots.worker`).
 """
 from __future__ import annotations
 

@@ -7,8 +7,10 @@ goes to standard error (the server's log), never into the answers.
 
 It ends with its server process: at the end of its input (the server closed
 the pipe or exited), and, since a decision may run for a while, a watcher
-thread ends it within :data:`WATCH_SECONDS` once its parent is gone (SIGKILL
-included: the parent's pid, given as the argument, is no longer its parent).
+thread ends it as soon as its input hangs up (the server's end of the pipe
+closes when the server exits, SIGKILL included), or within
+:data:`WATCH_SECONDS` once its parent is gone while a copy of that end lives
+on elsewhere (the parent's pid, given as the argument, is no longer its parent).
 It runs at a lower CPU priority (:data:`NICENESS`) than the server, so
 requests and streams get the CPU first when both want it.  Ctrl-C in the
 terminal of ``make run`` is the server's to handle: this process ignores it
@@ -17,6 +19,7 @@ and ends with the server.
 from __future__ import annotations
 
 import os
+import select
 import signal
 import sys
 import threading
@@ -34,10 +37,13 @@ NICENESS = 5
 
 
 def watch(parent: int) -> None:
-    """End this process as soon as ``parent`` is no longer its parent."""
-    stop = threading.Event()
-    while os.getppid() == parent:
-        stop.wait(WATCH_SECONDS)
+    """End this process as soon as its input hangs up or ``parent`` is no
+    longer its parent.  The hang-up is read without reading the input
+    (``poll`` reports it whatever events are asked for)."""
+    hangup = select.poll()
+    hangup.register(sys.stdin.fileno(), 0)
+    while os.getppid() == parent and not hangup.poll(WATCH_SECONDS * 1000):
+        pass
     os._exit(0)
 
 

@@ -245,10 +245,21 @@ def race(clients: list[Api], match_id: str, token: str, moves: list[dict[str, An
     return results
 
 
+def until(condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
+    """Return as soon as ``condition()`` holds (looked at every few
+    milliseconds); fail naming ``what`` when it does not within ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"still not {what} after {timeout} s"
+        time.sleep(0.002)
+
+
 def long_poll_across(waiter: Api, match_id: str, token: str | None, after: int,
-                     act: Callable[[], None], wait: float = 20) -> tuple[Resp, float]:
-    """Long-poll events through ``waiter`` in a thread, run ``act`` while it
-    waits; the poll's response and how long it waited (seconds)."""
+                     act: Callable[[], None], waiting: Callable[[], bool],
+                     wait: float = 20) -> tuple[Resp, float]:
+    """Long-poll events through ``waiter`` in a thread, run ``act`` once
+    ``waiting()`` says the poll waits; the poll's response and how long it
+    waited (seconds)."""
     out: dict[str, Any] = {}
 
     def poll() -> None:
@@ -258,7 +269,7 @@ def long_poll_across(waiter: Api, match_id: str, token: str | None, after: int,
 
     thread = threading.Thread(target=poll)
     thread.start()
-    time.sleep(0.5)
+    until(waiting, "waiting")
     act()
     thread.join(wait + 10)
     assert not thread.is_alive(), "the long-poll did not return"

@@ -11,6 +11,8 @@ like any extra bot kind: ``LODGE_EXTRA_BOTS=`` :data:`KINDS`.
 * ``fail``: raises, as a buggy bot would.
 
 None is :attr:`~bots.base.Bot.inline`: the server sends them to its pool.
+:func:`decision` asks one of them (this module imports only the bots'
+code: the tests' parent processes start quickly with it).
 """
 from __future__ import annotations
 
@@ -18,9 +20,17 @@ import os
 import time
 from pathlib import Path
 
+from bots import pool as bot_pool
 from bots.base import Bot, Move, View
 
 KINDS = "spin=tests.slow_bot:SpinBot,crash=tests.slow_bot:CrashBot,fail=tests.slow_bot:FailBot"
+
+
+def decision(kind: str, version: int = 0, spin: float = 0) -> bot_pool.Decision:
+    """A decision for one of these bots (they read only the view's
+    version and ``spin_seconds``, and the moves)."""
+    return bot_pool.Decision(kind, "biberbande", 0, 1, version,
+                             {"match_id": "m", "version": version, "spin_seconds": spin}, [{"type": "pass"}])
 
 
 def mark(what: str, view: View) -> None:

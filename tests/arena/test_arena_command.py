@@ -2,16 +2,30 @@
 or a clear message when the ``arena`` extra is not installed."""
 from __future__ import annotations
 
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from arena import command
 
 
-def test_runs_the_cli_and_returns_its_code(monkeypatch):
-    monkeypatch.setattr(sys, "argv", ["lodge-arena", "tournament", "biberbande", "--url", "http://127.0.0.1:1"])
-    assert command.main() == 1  # no server answers
+def test_runs_the_cli_and_returns_its_code(monkeypatch, tmp_path):
+    monkeypatch.setattr(sys, "argv", ["lodge-arena", "replay", str(tmp_path / "missing.json")])
+    assert command.main() == 2  # the file cannot be read
+
+
+def test_the_installed_command_runs(tmp_path):
+    """The console script pip installed next to this Python (pyproject.toml
+    ``[project.scripts]``), run as the user runs it: its exit code and one
+    line on stderr, no traceback."""
+    missing = tmp_path / "missing.json"
+    done = subprocess.run([Path(sys.executable).with_name("lodge-arena"), "replay", str(missing)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done
+    assert done.stderr.startswith("lodge-arena: ") and str(missing) in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
 @pytest.mark.parametrize("missing", ["requests", "tqdm"])  # imported with arena.cli

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -24,7 +23,7 @@ from werkzeug.test import Client
 
 from service.http.routes.hot import HotPaths
 from tests.conftest import examples, flask_api
-from tests.http_helpers import Api, Match, Resp, assert_problem, comparable, strip_label
+from tests.http_helpers import Api, Match, Resp, assert_problem, comparable, strip_label, until
 from tests.service.test_api_stream import Stream, sapi, sapp  # noqa: F401  # the stream fixtures
 
 GAMES = ["biberbande", "biberclan", "mein-lieber-biber", "thirteen-beavers"]
@@ -155,7 +154,7 @@ def test_a_conflict_tells_no_spectator_the_version(api: Api) -> None:
         assert r.status == status and "current_version" not in r.json and "3" not in r.json["detail"], r
 
 
-def test_long_poll_wakes_only_for_a_visible_version(api: Api) -> None:
+def test_long_poll_wakes_only_for_a_visible_version(app: Any, api: Api) -> None:
     """A spectator polling after the visible version is answered only once
     the match is ``delay`` versions past the next one."""
     m, twin = create(api, 2), create(api, 0, referee=False)
@@ -164,12 +163,12 @@ def test_long_poll_wakes_only_for_a_visible_version(api: Api) -> None:
     answer: list[Resp] = []
     poll = threading.Thread(target=lambda: answer.append(api.events(m.id, after=1, wait=20)))
     poll.start()
-    time.sleep(0.5)
+    until(lambda: app.extensions["lodge"].notifier.watched() == 1, "polling")
     play_twins_more(m, twin, rng)                  # at 4: spectators see 2
     poll.join(timeout=20)
     page = answer[0].json
     assert page["version"] == 2 and {e["version"] for e in page["events"]} == {2}
-    r = api.events(m.id, after=2, wait=1)          # nothing more until the match is at 5
+    r = api.events(m.id, after=2, wait=0.05)       # nothing more until the match is at 5
     assert r.json == {"version": 2, "events": []}
 
 

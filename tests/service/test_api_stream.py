@@ -24,7 +24,7 @@ from service.domain.stream import hide_query_token
 from service.ops.config import Settings
 from tests import slow_bot
 from tests.conftest import flask_api
-from tests.http_helpers import W1_MOVES, W1_OPTIONS, Api, Match, assert_problem, play_random
+from tests.http_helpers import W1_MOVES, W1_OPTIONS, Api, Match, assert_problem, play_random, until
 from tests.knowledge import judge_events, model_for
 from tests.service.test_api_all_games import _short_options, redacted_from
 from tests.stream_helpers import Frame, messages, ndjson_frames, sse_frames
@@ -97,14 +97,30 @@ def _play_w1(m: Match, moves: int) -> None:
         assert m.play(seat, mv).status == 200
 
 
-def _later(delay: float, act) -> threading.Thread:
+def _subscribed(app, match_id: str) -> bool:
+    """Whether the app's process listens to the match's changes (its
+    notifier subscribes to them while a stream or long-poll waits on it)."""
+    from service.store.keys import Keys
+
+    ((_channel, listeners),) = app.extensions["lodge"].store.client.pubsub_shardnumsub(Keys(match_id).changed)
+    return listeners > 0
+
+
+def _when(condition, act) -> threading.Thread:
+    """Run ``act`` in a thread as soon as ``condition()`` holds."""
     def run() -> None:
-        time.sleep(delay)
+        until(condition, "ready to act")
         act()
 
     thread = threading.Thread(target=run)
     thread.start()
     return thread
+
+
+def _once_subscribed(app, match_id: str, act) -> threading.Thread:
+    """Run ``act`` in a thread as soon as the match's waiters can be woken
+    by its notification (:func:`_subscribed`)."""
+    return _when(lambda: _subscribed(app, match_id), act)
 
 
 # --------------------------------------------------------------------------
@@ -128,7 +144,7 @@ def test_backlog_in_order_without_gaps_sse(sapp, sapi: Api):
 def test_live_moves_arrive_in_order(sapp, sapi: Api):
     m = sapi.create(["ana", "bo"], seed=11, options=W1_OPTIONS)
     with Stream(sapp, m.id, after=0) as s:
-        mover = _later(0.2, lambda: _play_w1(m, 4))
+        mover = _once_subscribed(sapp, m.id, lambda: _play_w1(m, 4))
         got = s.take(4)
         mover.join()
     assert [f.data["version"] for f in got] == [1, 2, 3, 4]
@@ -155,7 +171,7 @@ def test_state_on_the_current_version_only(sapp, sapi: Api):
         backlog = s.take(3)
         assert [("state" in f.data) for f in backlog] == [False, False, True]
         assert backlog[-1].data["state"] == m.seat_view(1)
-        mover = _later(0.1, lambda: m.play(*W1_MOVES[2]))
+        mover = _once_subscribed(sapp, m.id, lambda: m.play(*W1_MOVES[2]))
         live = s.take(1)[0]
         mover.join()
     assert live.data["version"] == 3 and live.data["state"] == m.seat_view(1)
@@ -169,7 +185,7 @@ def test_end_when_finished(sapp, sapi: Api):
     _play_w1(m, 5)
     final = len(W1_MOVES)
     with Stream(sapp, m.id, m.token(0), after=5) as s:
-        mover = _later(0.1, lambda: m.play(*W1_MOVES[5]))
+        mover = _once_subscribed(sapp, m.id, lambda: m.play(*W1_MOVES[5]))
         got = s.take()  # until the server closes the stream
         mover.join()
     assert m.admin_view()["status"] == "finished"
@@ -186,7 +202,7 @@ def test_end_when_finished(sapp, sapi: Api):
 def test_end_when_deleted(sapp, sapi: Api):
     m = sapi.create(["ana", "bo"], seed=11, options=W1_OPTIONS)
     with Stream(sapp, m.id, m.token(0), after=0) as s:
-        deleter = _later(0.2, lambda: sapi.delete_match(m.id, m.admin))
+        deleter = _once_subscribed(sapp, m.id, lambda: sapi.delete_match(m.id, m.admin))
         started = time.monotonic()
         got = s.take()
         deleter.join()
@@ -199,7 +215,7 @@ def test_ndjson(sapp, sapi: Api):
     _play_w1(m, 4)
     with Stream(sapp, m.id, m.token(1), after=1, ndjson=True, state=True) as s:
         assert s.response.headers["Content-Type"] == "application/x-ndjson"
-        mover = _later(0.1, lambda: _play_w1_rest(m))
+        mover = _once_subscribed(sapp, m.id, lambda: _play_w1_rest(m))
         got = s.take()
         mover.join()
     assert [f.kind for f in got] == ["events"] * 5  # no end line: NDJSON just closes
@@ -215,8 +231,9 @@ def _play_w1_rest(m: Match) -> None:
         time.sleep(0.05)
 
 
-def test_keepalive_on_an_idle_stream(sapp, sapi: Api):
-    m = sapi.create(["ana", "bo"], seed=11, options=W1_OPTIONS)
+def test_keepalive_on_an_idle_stream(store: Any):
+    sapp = create_app(redis_client=store, settings=Settings.from_env({**SETTINGS, "STREAM_KEEPALIVE": "0.005"}))
+    m = flask_api(sapp).create(["ana", "bo"], seed=11, options=W1_OPTIONS)
     with Stream(sapp, m.id, after=0) as s:
         started = time.monotonic()
         kinds = [next(s.frames).kind for _ in range(4)]
@@ -291,7 +308,7 @@ def test_long_poll_is_woken_by_the_notification(sapp, sapi: Api):
         moved["at"] = time.monotonic()
         m.play(*W1_MOVES[0])
 
-    mover = _later(0.3, move)
+    mover = _once_subscribed(sapp, m.id, move)
     r = sapi.events(m.id, after=0, wait=20)
     woke = time.monotonic()
     mover.join()
@@ -373,22 +390,22 @@ def test_stream_equals_events_pages_for_every_viewer(embedded_store: Any, game: 
 # A lost notification loses no event.
 # --------------------------------------------------------------------------
 def test_safety_reread_delivers_without_notification(store: Any, monkeypatch: pytest.MonkeyPatch):
-    """Notifications dropped on the floor: the safety re-read (0.3 s here)
-    still brings the move to the stream and the long-poll."""
+    """Notifications dropped on the floor: the safety re-read (every 50 ms
+    here) still brings the move to the stream and the long-poll."""
     from service.store.notify import Notifier
 
     monkeypatch.setattr(Notifier, "_handle", lambda self, message, subscribed: None)
-    app = create_app(redis_client=store, settings=Settings.from_env({**SETTINGS, "NOTIFY_SAFETY": "0.3"}))
+    app = create_app(redis_client=store, settings=Settings.from_env({**SETTINGS, "NOTIFY_SAFETY": "0.05"}))
     api = flask_api(app)
     m = api.create(["ana", "bo"], seed=11, options=W1_OPTIONS)
     with Stream(app, m.id, after=0) as s:
-        mover = _later(0.2, lambda: m.play(*W1_MOVES[0]))
+        mover = _once_subscribed(app, m.id, lambda: m.play(*W1_MOVES[0]))
         started = time.monotonic()
         assert s.take(1)[0].data["version"] == 1
         mover.join()
     assert time.monotonic() - started < 3
-    mover = _later(0.2, lambda: m.play(*W1_MOVES[1]))
-    r = api.events(m.id, after=1, wait=10)
+    mover = _when(lambda: app.extensions["lodge"].notifier.watched() == 1, lambda: m.play(*W1_MOVES[1]))
+    r = api.events(m.id, after=1, wait=10)  # the stream has left: this poll is the one waiter
     mover.join()
     assert r.json["version"] == 2 and r.json["events"]
 
@@ -405,13 +422,14 @@ def test_reconnect_of_the_subscription_loses_nothing(redis_server: str):
     m = api.create(["ana", "bo"], seed=11, options=W1_OPTIONS)
     with Stream(app, m.id, after=0) as s:
         assert next(s.frames).kind == "keepalive"
-        time.sleep(0.3)  # subscribed by now
+        until(lambda: _subscribed(app, m.id), "subscribed")
 
         def kill_and_move() -> None:
             assert client.client_kill_filter(_type="pubsub") >= 1
             m.play(*W1_MOVES[0])
 
-        mover = _later(0.0, kill_and_move)
+        mover = threading.Thread(target=kill_and_move)
+        mover.start()
         started = time.monotonic()
         assert s.take(1)[0].data["version"] == 1
         mover.join()

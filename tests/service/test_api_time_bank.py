@@ -2,13 +2,11 @@
 ``per_move_ms`` plus what is left of the seat's bank, the time a decision
 takes beyond ``per_move_ms`` comes out of the bank (exactly: what is left
 is the deadline minus the time of the move), views show ``bank`` for every
-seat, and a seat that lets its deadline pass has emptied its bank.  With a
-real clock and a real sweeper; the banks are part of the record."""
+seat, and a seat that lets its deadline pass has emptied its bank.  With the
+real clock, moved forward instead of waited for (``later``), and the real
+sweeper's looks; the banks are part of the record."""
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,6 +15,7 @@ from service.domain import clock
 from service.http.context import EXTENSION
 from service.ops import sweeper
 from tests.http_helpers import Api, Match, assert_problem, strip_label
+from tests.service.test_api_clock import later  # noqa: F401  # the fixture
 
 PER_MOVE = 1_000
 
@@ -29,18 +28,8 @@ def create(api: Api, bank: int, per_move: int = PER_MOVE) -> Match:
 
 
 def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-@pytest.fixture
-def running_sweeper(app: Any) -> Iterator[sweeper.Sweeper]:
-    """The app's sweeper in a thread, looking every 50 ms, with real time."""
-    sweep = sweeper.Sweeper(app.extensions[EXTENSION], interval=0.05)
-    thread = threading.Thread(target=sweep.run, daemon=True)
-    thread.start()
-    yield sweep
-    sweep.stop()
-    thread.join(timeout=5)
+    """The service's clock (moved forward by ``later``)."""
+    return clock.now_ms()
 
 
 def test_charged_takes_the_overage_exactly() -> None:
@@ -79,13 +68,13 @@ def test_bad_banks_are_refused(api: Api, clock_body: dict[str, Any]) -> None:
     assert "clock" in assert_problem(r, 422, "invalid_options")["detail"]
 
 
-def test_a_slow_decision_pays_exactly_its_overage(api: Api) -> None:
+def test_a_slow_decision_pays_exactly_its_overage(api: Api, later: Any) -> None:  # noqa: F811
     """Seat 0 thinks 1.5 s with 1 s per move: the bank keeps exactly its
     deadline minus the time of the move; its next decision's deadline is
     per_move_ms plus that; a fast decision costs nothing."""
     m = create(api, 3_000)
     deadline = m.created["state"]["deadline"]["0"]
-    time.sleep(1.5)
+    later(1_500)
     sent = now_ms()
     r = api.move(m.id, m.token(0), strip_label(m.legal(0)[0]), 0)
     answered = now_ms()
@@ -102,17 +91,19 @@ def test_a_slow_decision_pays_exactly_its_overage(api: Api) -> None:
     assert r.json["state"]["bank"] == {"0": left, "1": 3_000}, "a decision within per_move_ms is free"
 
 
-def test_a_seat_exhausts_its_bank(app: Any, api: Api, running_sweeper: sweeper.Sweeper) -> None:
+def test_a_seat_exhausts_its_bank(app: Any, api: Api, later: Any) -> None:  # noqa: F811
     """Nobody moves: the sweeper plays seat 0's fallback only once per_move_ms
     and the whole bank have passed; then its bank is 0 and its next
     deadline is per_move_ms alone."""
     m = create(api, 1_500)
     deadline = m.created["state"]["deadline"]["0"]
-    time.sleep((deadline - 1_000 - now_ms()) / 1000)         # past per_move_ms, within the bank
-    assert m.admin_view()["version"] == 0
-    while (view := m.admin_view())["version"] == 0 and now_ms() < deadline + 1_000:
-        time.sleep(0.02)
-    assert view["version"] == 1, "fired at the latest 1 s after the deadline, once"
+    sweep = sweeper.Sweeper(app.extensions[EXTENSION])
+    later(deadline - 1_000 - now_ms())                       # past per_move_ms, within the bank
+    assert sweep.sweep() == 0 and m.admin_view()["version"] == 0
+    later(deadline - now_ms())                               # at the deadline
+    assert sweep.sweep() == 1, "fired at the deadline"
+    view = m.admin_view()
+    assert view["version"] == 1
     assert m.events(m.admin, after=0)[0] == {"type": "timed_out", "seat": 0, "version": 1}
     assert api.record(m.id, m.admin).json["moves"][0]["by"] == "clock"
     assert view["bank"] == {"0": 0, "1": 1_500}

@@ -22,6 +22,7 @@ from engine import REGISTRY
 from engine.core import FINISHED, seat_viewer
 from lodge_openspiel import available
 from tests import slow_bot
+from tests.slow_bot import decision
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,13 +36,6 @@ def pool(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[bot_pool.P
     made = bot_pool.Pool(1)
     yield made
     made.close()
-
-
-def decision(kind: str, version: int = 0, spin: float = 0) -> bot_pool.Decision:
-    """A decision for one of the tests' bots (they read only the view's
-    version and ``spin_seconds``, and the moves)."""
-    return bot_pool.Decision(kind, "biberbande", 0, 1, version,
-                             {"match_id": "m", "version": version, "spin_seconds": spin}, [{"type": "pass"}])
 
 
 def gone(pid: int) -> bool:
@@ -166,7 +160,7 @@ def test_every_slot_busy_past_the_budget_is_a_timeout(pool: bot_pool.Pool) -> No
     assert pool.slots.acquire(timeout=1)
     try:
         with pytest.raises(bot_pool.NoDecision) as late:
-            pool.decide(decision("spin"), 0.2)
+            pool.decide(decision("spin"), 0.05)
     finally:
         pool.slots.release()
     assert late.value.reason == bot_pool.TIMEOUT and not pool.idle
@@ -174,7 +168,7 @@ def test_every_slot_busy_past_the_budget_is_a_timeout(pool: bot_pool.Pool) -> No
 
 PARENT = """
 import sys
-from tests.service.test_bot_pool import decision
+from tests.slow_bot import decision
 from bots import pool as bot_pool
 pool = bot_pool.Pool(1)
 print(pool.decide(decision("spin", spin=float(sys.argv[1])), 600), flush=True)
@@ -211,6 +205,21 @@ def test_workers_end_with_their_parent(tmp_path: Path, thinking: bool) -> None:
             parent.wait()
         if worker is not None and not gone(worker):  # the failure's orphan: ours to end
             os.kill(worker, signal.SIGKILL)
+
+
+def test_a_worker_ends_when_the_pid_it_was_given_is_not_its_parent() -> None:
+    """The watcher's other sign, for when its input does not hang up (a copy
+    of the server's end of the pipe may live on in a process the server
+    forked): the pid it was given is no longer its parent (here: never was)."""
+    worker = subprocess.Popen([sys.executable, "-m", "bots.worker", "-1"], cwd=ROOT, stdin=subprocess.PIPE)
+    try:
+        assert worker.wait(20) == 0
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+        assert worker.stdin is not None
+        worker.stdin.close()
 
 
 def test_the_settings_choose_the_pool() -> None:

@@ -141,8 +141,8 @@ class Context:
     """An in-process app on the embedded store and real matches to aim at."""
 
     def __init__(self):
-        # streams of active matches end after 0.3 s: the fuzzing is not about waiting
-        self.app = _unlimited_app(STREAM_MAX="0.3", STREAM_KEEPALIVE="0.1")
+        # streams of active matches end after 50 ms: the fuzzing is not about waiting
+        self.app = _unlimited_app(STREAM_MAX="0.05", STREAM_KEEPALIVE="0.02")
         self.api = flask_api(self.app)
         self.rng = random.Random(20261129)
         self.counter = itertools.count()

@@ -14,15 +14,20 @@ import pytest
 from service.app import create_app
 from service.ops.config import Settings
 from tests.conftest import flask_api
+from tests.http_helpers import until
 
 BODY = {"game": "biberbande", "players": 2, "seed": 1}
 
 
-def _api(store=None, **overrides):
+def _app(store=None, **overrides):
     settings = dataclasses.replace(Settings.from_env({}), **overrides)
     app = create_app(store if store is not None else fakeredis.FakeRedis(), settings=settings)
     app.config["TESTING"] = True
-    return flask_api(app)
+    return app
+
+
+def _api(store=None, **overrides):
+    return flask_api(_app(store, **overrides))
 
 
 def _is_rate_limited(r):
@@ -104,20 +109,22 @@ def test_two_instances_on_one_redis_share_counters(redis_server):
 
 
 def test_long_polls_beyond_the_cap_are_429_at_once():
-    api = _api(max_waits_per_client=2)
+    app = _app(max_waits_per_client=2)
+    api = flask_api(app)
     match = api.create(2, seed=3)
     path = f"/v1/matches/{match.id}/events"
     answers: list[int] = []
-    waiters = [threading.Thread(target=lambda: answers.append(api.get(path, params={"after": 0, "wait": 3}).status))
+    waiters = [threading.Thread(target=lambda: answers.append(api.get(path, params={"after": 0, "wait": 5}).status))
                for _ in range(2)]
     for t in waiters:
         t.start()
-    time.sleep(0.5)  # both are waiting now
+    until(lambda: app.extensions["lodge"].notifier.watched() == 2, "both waiting")
     started = time.monotonic()
-    r = api.get(path, params={"after": 0, "wait": 3})
+    r = api.get(path, params={"after": 0, "wait": 5})
     assert time.monotonic() - started < 2.5  # refused without waiting
     _is_rate_limited_wait(r)
     assert api.get(path, params={"after": -1}).status == 200  # a plain poll is not capped
+    assert match.play(0, {"type": "draw"}).status == 200  # wakes both waiters
     for t in waiters:
         t.join(10)
     assert answers == [200, 200]

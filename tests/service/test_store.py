@@ -291,19 +291,48 @@ def test_load_reads_the_state_only_when_the_cached_one_is_not_current(client):
 
 
 def test_store_down_raises_connection_error():
-    store = Store(redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2), ttl=TTL, settings=SETTINGS)
+    """The service's own client (its few quick retries) to a port nobody
+    listens on: the store lets the ConnectionError through (503 upstream)."""
+    from service.store.redis_client import build
+
+    client = build(Settings(redis_url="redis://127.0.0.1:1", redis_timeout=0.2))
+    store = Store(client, ttl=TTL, settings=SETTINGS)
     with pytest.raises(redis.exceptions.ConnectionError):
         store.load(MID)
     with pytest.raises(redis.exceptions.ConnectionError):
         store.create(meta(), {"n": 0}, [])
 
 
-def test_budget_stops_retries_at_the_deadline():
+class Clock:
+    """A monotonic clock that moves only when slept on, installed as ``time``
+    in the store modules (:func:`clock`): their deadline arithmetic runs
+    exactly, without waiting."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    from service.store import redis_client
+    from service.store import store as store_module
+
+    fake = Clock()
+    monkeypatch.setattr(store_module, "time", fake)
+    monkeypatch.setattr(redis_client, "time", fake)
+    return fake
+
+
+def test_budget_stops_retries_at_the_deadline(clock: Clock):
     """REDIS_BUDGET: redis-py's retries end once the request's deadline has
     passed (10 retries of a 0.2 s failure would take 2.2 s; the budget is
     0.5 s), and no command starts after it."""
-    import time
-
     from redis.backoff import NoBackoff
 
     from service.store.store import BudgetRetry
@@ -315,35 +344,32 @@ def test_budget_stops_retries_at_the_deadline():
     tries = []
 
     def fail() -> None:
-        tries.append(time.monotonic())
-        time.sleep(0.2)
+        tries.append(clock.monotonic())
+        clock.sleep(0.2)
         raise redis.exceptions.TimeoutError("frozen")
 
-    t0 = time.monotonic()
     with store.budget(), pytest.raises(redis.exceptions.TimeoutError):
         retry.call_with_retry(fail, lambda error: None)
-    assert 0.5 <= time.monotonic() - t0 < 0.9 and len(tries) == 3, tries
+    assert tries == pytest.approx([0, 0.2, 0.4]), "tries start only before the deadline"
     with pytest.raises(redis.exceptions.TimeoutError, match="budget"):
         with store.budget():
-            time.sleep(0.55)
+            clock.sleep(0.55)
             retry.call_with_retry(fail, lambda error: None)
     assert len(tries) == 3, "no try starts after the deadline"
     assert retry.call_with_retry(lambda: 7, lambda error: None) == 7  # no budget open: plain retry
 
 
-def test_time_off_the_budget_is_not_store_time(client):
+def test_time_off_the_budget_is_not_store_time(client, clock: Clock):
     """A bot's thinking inside a request (:meth:`Store.off_budget`) leaves
     the request its whole store budget; the same wait on the budget spends it."""
-    import time
-
     store = Store(client, ttl=TTL, settings=Settings(redis_budget=0.3))
     create(store)
     with store.budget():
         with store.off_budget():
-            time.sleep(0.4)
+            clock.sleep(0.4)
         assert apply(store, 0, 1).version == 1
     with pytest.raises(redis.exceptions.TimeoutError, match="budget"), store.budget():
-        time.sleep(0.4)
+        clock.sleep(0.4)
         apply(store, 1, 2)
 
 
