@@ -193,7 +193,8 @@ def test_live_long_poll(live_server: str, live_api: Api):
     def move() -> None:
         assert live_api.move(m.id, m.token(0), {"type": "draw"}, 0).status == 200
 
-    polled, elapsed = long_poll_across(waiter, m.id, m.token(1), 0, move)
+    started = time.monotonic()  # the server's waiters cannot be seen from here: give the poll half a second
+    polled, elapsed = long_poll_across(waiter, m.id, m.token(1), 0, move, lambda: time.monotonic() - started > 0.5)
     assert polled.status == 200, polled
     evs = events_of(polled.json)
     assert evs and {e["version"] for e in evs} == {1}
