@@ -27,6 +27,9 @@ every step:
   once finished nobody acts and ``play`` refuses;
 * random play finishes within :data:`MOVE_BOUND` moves.
 
+Under ``--fast`` each case plays one example, with the game's ``short``
+preset over the drawn options (:func:`tests.conftest.match_options`).
+
 The catalogue entry of each game is checked for well-formed options; every
 option that fixes hidden order is secret, and hidden from non-admins.
 """
@@ -62,7 +65,7 @@ from engine.core import (
     seeded_shuffle,
     validate_options,
 )
-from tests.conftest import examples
+from tests.conftest import examples, match_options
 from tests.knowledge import Model, dicts, judge_events, judge_view, model_for
 from tests.playout import viewers
 
@@ -294,7 +297,7 @@ def draw_options(game: Game, n: int, data: st.DataObject) -> dict[str, Any]:
 @CONFORMANCE
 @given(seed=st.integers(0, SEED_MAX), data=st.data())
 def test_random_play_conforms(game: Game, n: int, seed: int, data: st.DataObject):
-    options = draw_options(game, n, data)
+    options = match_options(game.id, draw_options(game, n, data))
     rng = random.Random(seed)
     names = [f"p{i}" for i in range(n)]
     state, events, resolved = game.create(names, seed, options)
