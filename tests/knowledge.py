@@ -61,7 +61,20 @@ def _everything(value: JSON) -> Iterable[Any]:
 
 def cards(value: JSON, vocab: frozenset[str]) -> Counter[str]:
     """Every card value anywhere in ``value`` (any key, any depth)."""
-    return Counter(item for item in _everything(value) if isinstance(item, str) and item in vocab)
+    if not isinstance(value, (dict, list)):  # a field's value, mostly
+        return Counter([value] if isinstance(value, str) and value in vocab else ())
+    found: list[str] = []
+    stack = [value]
+    while stack:  # _everything's walk, inlined: the judges read every viewer's output at every step
+        item = stack.pop()
+        if isinstance(item, str):
+            if item in vocab:
+                found.append(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return Counter(found)
 
 
 def quoted_cards(text: str, vocab: frozenset[str]) -> set[str]:
@@ -72,6 +85,11 @@ def quoted_cards(text: str, vocab: frozenset[str]) -> set[str]:
 def lists(value: JSON) -> Iterable[list[Any]]:
     """Every list anywhere in ``value``."""
     return (item for item in _everything(value) if isinstance(item, list))
+
+
+def dicts(value: JSON) -> Iterable[dict[str, Any]]:
+    """Every dict anywhere in ``value``."""
+    return (item for item in _everything(value) if isinstance(item, dict))
 
 
 # --------------------------------------------------------------------------

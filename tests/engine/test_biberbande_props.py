@@ -464,8 +464,10 @@ def test_snapshot_size_worst_case():
 
 def test_long_rounds_reshuffle_under_all_checks():
     """BB-3.6, BB-10.3, BB-10.4, BB-4.9 with the full checker on long rounds (several
-    reshuffles and turn-limit ends guaranteed, not left to chance)."""
-    for n, seed in ((2, 11), (6, 12)):
+    reshuffles and turn-limit ends guaranteed, not left to chance); ``--fast``
+    plays the 2-seat match only (:func:`tests.conftest.examples`)."""
+    matches = ((2, 11), (6, 12))
+    for n, seed in matches[:examples(len(matches))]:
         out = play_out(G, n, seed, {"rounds": 2, "turn_limit": 120 // n}, rng=player(seed, True, 0.0),
                        check=Checker(n, "perfect"))
         kinds = Counter(e["type"] for step in out.steps for e in step.events)

@@ -34,13 +34,16 @@ import pytest
 
 from engine import REGISTRY
 from engine.core import BY_CLOCK, FINISHED, Game, GameError, Move, State, validate_options
+from tests.conftest import examples
 from tests.playout import viewers
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "engine_golden.json"
 WRITE = os.environ.get("LODGE_GOLDEN_WRITE") == "1"
 
-#: (option set name, seeds) played per game and seat count
-OPTION_SETS = (("default", range(20)), ("other", range(6)))
+#: (option set name, seeds) played per game and seat count; ``--fast`` plays
+#: the first of each (:func:`tests.conftest.examples`): seed 3 resigns (see
+#: :func:`record_match`), seed 0 plays to the end with clock fallbacks
+OPTION_SETS = (("default", (3, *(seed for seed in range(20) if seed != 3))), ("other", tuple(range(6))))
 SEATS = (2, 4)
 MAX_MOVES = 3000
 
@@ -155,6 +158,7 @@ def case_digests(game_id: str, n: int, option_set: str) -> dict[str, str]:
     assert game is not None
     options = {} if option_set == "default" else dict(REGISTRY.games[game_id].declaration.presets["variant"])
     seeds = dict(OPTION_SETS)[option_set]
+    seeds = seeds[:examples(len(seeds))]
     return {f"{game_id}/{n}/{option_set}/{seed}": record_match(game, n, seed, options) for seed in seeds}
 
 

@@ -263,8 +263,9 @@ def test_determinism_and_snapshot_round_trip(match):
 
 
 def test_snapshot_size_worst_case():
-    """Snapshot ≤ 4096 bytes at every step with 5 players, 10 rounds and 10 stacked decks."""
-    for seed in range(3):
+    """Snapshot ≤ 4096 bytes at every step with 5 players, 10 rounds and 10 stacked decks
+    (three seeds; one under ``--fast``, :func:`tests.conftest.examples`)."""
+    for seed in range(examples(3)):
         rng = random.Random(seed)
         options = {"rounds": 10, "decks": [rng.sample(CARDS, 48) for _ in range(10)]}
         check, biggest = checker(5, options)

@@ -32,6 +32,7 @@ from engine.core import (
     seeded_shuffle,
 )
 from engine.thirteen_beavers import ThirteenBeavers, ThirteenBeaversState
+from tests.conftest import examples
 from tests.engine.test_thirteen_beavers_rules import mv as m
 from tests.engine.test_thirteen_beavers_rules import put as at
 from tests.engine.test_thirteen_beavers_rules import run as go
@@ -396,8 +397,7 @@ def play_against_reference(match_seed: int) -> int:
         mv = pick(rng, ref.legal(seat), int(ref.face), ref.beaver[seat], layout)
         before = orjson.dumps(state)
         state, events = G.play(state, seat, mv)
-        assert orjson.dumps(G.view(G.play(orjson.loads(before), seat, mv)[0], ADMIN_VIEWER)) == \
-            orjson.dumps(G.view(state, ADMIN_VIEWER))                       # deterministic
+        assert orjson.dumps(G.play(orjson.loads(before), seat, mv)[0]) == orjson.dumps(state)  # deterministic
         want = ref.play(seat, mv)
         assert events == want, (mv, events, want)
         assert engine_snapshot(state) == ref.snapshot(), mv
@@ -427,10 +427,9 @@ def check_invariants(ref: Ref, layout: Layout) -> None:
 
 def test_engine_matches_the_reference_model_over_random_playouts():
     """TB-1 … TB-8, TB-10: 160 seeded matches, every event and every state field
-    equal to the spec-written reference; every event cause/reason reached."""
-    SEEN.clear()
-    for match_seed in range(160):
-        play_against_reference(match_seed)
+    equal to the spec-written reference; every event cause/reason reached.
+    Under ``--fast`` (:func:`tests.conftest.examples`) the matches stop once
+    every cause is reached."""
     wanted: set[tuple[str, str | None]] = set()
     wanted |= {("moved", c) for c in ("right", "vision", "rapids", "avenue", "back_to_dam", "rapids_back",
                                       "to_start", "lava", "stinky")}
@@ -442,6 +441,11 @@ def test_engine_matches_the_reference_model_over_random_playouts():
     wanted |= {("wolf_revealed", "awake"), ("wolf_revealed", "asleep"), ("reshuffled", None),
                ("match_ended", "paradise"), ("match_ended", "max_turns"), ("vision_used", None),
                ("turbo_used", None), ("cave_opened", None), ("fish_caught", None)}
+    SEEN.clear()
+    for match_seed in range(160):
+        if match_seed >= examples(160) and wanted <= set(SEEN):
+            break
+        play_against_reference(match_seed)
     missing = wanted - set(SEEN)
     assert not missing, f"playouts never reached {sorted(missing, key=str)}"
 
