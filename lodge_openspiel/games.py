@@ -44,6 +44,8 @@ from engine.core import ADMIN_VIEWER, FINISHED, SEED_MAX, SPECTATOR_VIEWER, Even
 
 #: outcomes of the deal's chance node (engine seed = ``seed``·DEALS + outcome)
 DEALS = 1 << 16
+#: the deal's chance outcomes, all equally likely
+DEAL_OUTCOMES = tuple((deal, 1.0 / DEALS) for deal in range(DEALS))
 #: upper bound on a match's moves with default options (the games' turn limits)
 MAX_GAME_LENGTH = 20_000
 #: feature-hashing buckets of the view and of the history
@@ -107,6 +109,30 @@ class LodgeGame(pyspiel.Game):
         return LodgeObserver(iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), params)
 
 
+class _Held:
+    """What a :class:`LodgeState` holds.  OpenSpiel clones a Python state by
+    deep-copying its attributes, which copied the whole event log and engine
+    state at every clone of a search or playout.  Engine states and events
+    are never changed in place (a move makes new ones: engines are pure), so
+    a clone shares them and copies only the index of :meth:`LodgeState.seen`'s
+    memos (:meth:`LodgeState.seen`, :meth:`LodgeState.history_counts`),
+    whose entries it then replaces on its own."""
+
+    __slots__ = ("state", "events", "prior", "redacted", "counted")
+
+    def __init__(self, state: State | None, events: list[Event], prior: tuple[Event, ...],
+                 redacted: dict[Viewer, tuple[int, tuple[Event, ...]]],
+                 counted: dict[Viewer, tuple[int, np.ndarray]]):
+        self.state, self.events, self.prior = state, events, prior
+        #: viewer → (events redacted, the history it saw)
+        self.redacted = redacted
+        #: viewer → (events counted, :func:`hashed`'s counts of the history it saw); never changed in place
+        self.counted = counted
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Held:
+        return _Held(self.state, self.events, self.prior, dict(self.redacted), dict(self.counted))
+
+
 class LodgeState(pyspiel.State):
     """A match in progress: the engine state (None before the deal), the
     events since it was created, and, in a sampled world, the history the
@@ -115,14 +141,21 @@ class LodgeState(pyspiel.State):
     def __init__(self, game: LodgeGame, state: State | None = None, events: list[Event] | None = None,
                  prior: tuple[Event, ...] = ()):
         super().__init__(game)
-        # plain data only: OpenSpiel clones a Python state with a deep copy
         self.game_id = game.engine.id
         self.players, self.seed = game.players, game.seed
-        self.state = state
-        self.events = events or []
-        self.prior = prior
-        #: viewer → (events redacted, the history it saw): :meth:`seen`'s memo
-        self.redacted: dict[Viewer, tuple[int, tuple[Event, ...]]] = {}
+        self.held = _Held(state, events or [], prior, {}, {})
+
+    @property
+    def state(self) -> State | None:
+        return self.held.state
+
+    @property
+    def events(self) -> list[Event]:
+        return self.held.events
+
+    @property
+    def prior(self) -> tuple[Event, ...]:
+        return self.held.prior
 
     # --- OpenSpiel's State API ------------------------------------------
     def current_player(self) -> int:
@@ -143,19 +176,19 @@ class LodgeState(pyspiel.State):
         return sorted(self.engine.action_id(move) for move in self.engine.legal_moves(self.state, player))
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
-        return [(deal, 1.0 / DEALS) for deal in range(DEALS)]
+        return list(DEAL_OUTCOMES)
 
     def _apply_action(self, action: int) -> None:
         if self.state is None:
             names = [f"seat {k}" for k in range(self.players)]
-            self.state, self.events, _ = self.engine.create(names, self.seed * DEALS + action, None)
+            self.held.state, self.held.events, _ = self.engine.create(names, self.seed * DEALS + action, None)
             return
         seat = self.current_player()
         move = self.engine.move_of_action(self.state, seat, int(action))
         if move is None:
             raise ValueError(f"action {action} is not legal for seat {seat}")
-        self.state, events = self.engine.play(self.state, seat, move)
-        self.events = [*self.events, *events]
+        self.held.state, events = self.engine.play(self.state, seat, move)
+        self.held.events = [*self.events, *events]
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE or self.state is None:
@@ -193,11 +226,23 @@ class LodgeState(pyspiel.State):
 
     def seen(self, viewer: Viewer) -> tuple[Event, ...]:
         """The history as ``viewer`` saw it (redacted once per event and viewer)."""
-        count, shown = self.redacted.get(viewer, (0, self.prior))
+        count, shown = self.held.redacted.get(viewer, (0, self.prior))
         if count < len(self.events):
             shown = (*shown, *self.engine.redact_events(self.events[count:], viewer))
-            self.redacted[viewer] = (len(self.events), shown)
+            self.held.redacted[viewer] = (len(self.events), shown)
         return shown
+
+    def history_counts(self, viewer: Viewer) -> np.ndarray:
+        """:func:`hashed`'s counts of the history ``viewer`` saw, counted
+        once per event and viewer (read only)."""
+        shown = self.seen(viewer)
+        done, counts = self.held.counted.get(viewer, (0, np.zeros(HISTORY_BUCKETS, np.float32)))
+        if done < len(shown):
+            counts = counts.copy()
+            for index in range(done, len(shown)):
+                hashed(shown[index], counts, f".{index}")
+            self.held.counted[viewer] = (len(shown), counts)
+        return counts
 
     def view(self, viewer: Viewer) -> dict[str, Any]:
         return self.engine.view(self.state, viewer) if self.state is not None else {}
@@ -250,10 +295,10 @@ class LodgeObserver:
     def set_from(self, state: LodgeState, player: int) -> None:
         self.tensor.fill(0)
         self.dict["player"][player] = 1
-        view, history = self.facts(state, player)
-        hashed(view, self.dict["view"])
+        viewer = self.viewer(player)
+        hashed(state.view(viewer), self.dict["view"])
         if self.recall:
-            hashed(list(history), self.dict["history"])
+            self.dict["history"][:] = state.history_counts(viewer)
 
     def string_from(self, state: LodgeState, player: int) -> str:
         view, history = self.facts(state, player)
@@ -275,9 +320,9 @@ def leaves(value: Any, path: str = "") -> Iterator[str]:
         yield f"{path}={orjson.dumps(value).decode()}"
 
 
-def hashed(value: Any, out: np.ndarray) -> None:
-    """Add one count per leaf of ``value`` in bucket crc32(leaf) mod len(out)."""
-    for leaf in leaves(value):
+def hashed(value: Any, out: np.ndarray, path: str = "") -> None:
+    """Add one count per leaf of ``value`` (at ``path``) in bucket crc32(leaf) mod len(out)."""
+    for leaf in leaves(value, path):
         out[zlib.crc32(leaf.encode()) % len(out)] += 1
 
 
