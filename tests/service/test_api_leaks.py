@@ -46,8 +46,9 @@ from tests.knowledge import JSON, Model, Seat, judge_cardless, judge_events, jud
 GAMES = REGISTRY.ids()
 #: int options are drawn from minimum…minimum + INT_SPAN (short matches)
 INT_SPAN = 4
-#: moves played before the match is ended by resignations
-MAX_MOVES = 80
+#: moves played before the match is ended by resignations (``--fast``: fewer; its one example of
+#: 13 Beavers or Mein lieber Biber does not end within 80 moves either)
+MAX_MOVES = 30 if conftest.FAST else 80
 LEAKS = settings(max_examples=examples(4), deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
                  suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 #: the bot's old seed was ``match_seed * SEED_STEP + version``: invertible
