@@ -1,6 +1,7 @@
 """Fixtures of the service tests (the shared ones are in tests/conftest.py)."""
 from __future__ import annotations
 
+import gc
 import weakref
 from collections.abc import Iterator
 
@@ -22,3 +23,13 @@ def _fake_servers_go_with_their_clients() -> Iterator[None]:
     FakeServer._servers_map = weakref.WeakValueDictionary(kept)  # type: ignore[assignment]
     yield
     FakeServer._servers_map = kept
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _collect_only_what_the_tests_make() -> Iterator[None]:
+    """What exists when the first test starts (modules, schemas, the games'
+    tables) lives to the end: the garbage collector stops walking it."""
+    gc.collect()
+    gc.freeze()
+    yield
+    gc.unfreeze()
