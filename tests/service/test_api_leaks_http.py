@@ -16,11 +16,13 @@ import pytest
 
 from engine import REGISTRY
 from engine.core import SPECTATOR_VIEWER, seat_viewer
+from tests import conftest
 from tests.conftest import examples
 from tests.http_helpers import Api, strip_label
 
 GAMES = REGISTRY.ids()
-MOVES = 30
+#: moves of each random match (``--fast``: fewer)
+MOVES = 15 if conftest.FAST else 30
 #: the random matches' seeds (``--fast``: the first)
 SEEDS = [1, 2][:examples(2)]
 
