@@ -14,6 +14,7 @@ import service.domain.moves
 from engine import REGISTRY
 from service.http.context import EXTENSION
 from service.ops import sweeper
+from tests.conftest import match_options
 from tests.http_helpers import Api, Match, assert_problem, comparable, events_of, strip_label
 
 GAMES = [g.id for g in REGISTRY]
@@ -24,6 +25,13 @@ def create(api: Api, game: str, players: list[Any], seed: int = 5, **extra: Any)
     r = api.create_raw({"game": game, "players": players, "seed": seed, **extra})
     assert r.status == 201, r
     return Match(api, r.json, r)
+
+
+def sized(game: str) -> dict[str, Any]:
+    """The create body's options of a whole match whose length is not the
+    point: none (the defaults); under ``--fast`` :func:`match_options`."""
+    options = match_options(game)
+    return {"options": options} if options else {}
 
 
 def play_me(app: Any, match: Match, rng: random.Random, seat: int = 0,
@@ -63,7 +71,7 @@ def test_me_against_two_heuristic_bots(app: Any, api: Api, game: str) -> None:
     """The README's example: the bots' moves are inside every response (its
     events reach the final version; the view is at it), the record says
     ``"by": "bot"`` for theirs and nothing for mine."""
-    match = create(api, game, ["me", {"name": "Bobo", **H}, {"name": "Cleo", **H}])
+    match = create(api, game, ["me", {"name": "Bobo", **H}, {"name": "Cleo", **H}], **sized(game))
     seats = match.created["seats"]
     assert [("token" in s, s.get("bot")) for s in seats] == [(True, None), (False, "heuristic"), (False, "heuristic")]
     state = match.created["state"]
@@ -86,7 +94,7 @@ def test_bot_seats_replay_identically(app: Any, api: Api, game: str) -> None:
     players = [{"name": "a", "bot": "random"}, {"name": "b", **H}, {"name": "c", **H}]
     records = []
     for _ in range(2):
-        match = create(api, game, players, seed=123)
+        match = create(api, game, players, seed=123, **sized(game))
         finish_by_sweeping(app, match)
         records.append(api.record(match.id).json)
     assert records[0] == records[1]

@@ -38,6 +38,7 @@ import bots
 from engine import REGISTRY
 from engine.core import ADMIN_VIEWER, BOOL, DECK, DECKS, HIDDEN_OPTION, INT, PERMUTATION, SEED_MAX, STRING, Game
 from service.domain.views import with_ids
+from tests import conftest
 from tests.conftest import examples, match_options
 from tests.http_helpers import W1_OPTIONS, Api, strip_label
 from tests.knowledge import JSON, Model, Seat, judge_cardless, judge_events, judge_view, lists, model_for, quoted_cards
@@ -45,8 +46,9 @@ from tests.knowledge import JSON, Model, Seat, judge_cardless, judge_events, jud
 GAMES = REGISTRY.ids()
 #: int options are drawn from minimum…minimum + INT_SPAN (short matches)
 INT_SPAN = 4
-#: moves played before the match is ended by resignations
-MAX_MOVES = 80
+#: moves played before the match is ended by resignations (``--fast``: fewer; its one example of
+#: 13 Beavers or Mein lieber Biber does not end within 80 moves either)
+MAX_MOVES = 30 if conftest.FAST else 80
 LEAKS = settings(max_examples=examples(4), deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
                  suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 #: the bot's old seed was ``match_seed * SEED_STEP + version``: invertible
@@ -130,8 +132,10 @@ class Judge:
         self.decks = [d for v in self.secrets for d in ([v] if isinstance(v[0], str) else v) if len(d) >= 10]
         self.tokens: dict[int, str] = {s["seat"]: s["token"] for s in self.created["seats"] if "token" in s}
         self.admin_events: list[dict[str, Any]] = []
-        #: the engine's state at each version, replayed from the admin's record
+        #: the engine's state at each version, replayed from the admin's record when a bot's input needs it
         self.states = {0: start}
+        #: each seat's legal moves as it read them at the last version judged
+        self.seat_moves: dict[int, list[dict[str, Any]]] = {}
         self.judged_bot_calls = 0
         #: the last version every viewer was judged at
         self.judged = -1
@@ -160,11 +164,6 @@ class Judge:
         r = self.api.events(self.id, self.admin, after=self.admin_events[-1]["version"] if self.admin_events else -1)
         assert r.status == 200, r
         fresh = r.json["events"]
-        record = self.api.record(self.id, self.admin).json
-        for entry in record["moves"]:
-            v = entry["version"]
-            if v not in self.states:
-                self.states[v] = self.game.play(self.states[v - 1], entry["seat"], entry["move"], entry.get("by"))[0]
         for version in sorted({e["version"] for e in fresh}):
             for event in fresh:
                 if event["version"] == version:
@@ -173,24 +172,33 @@ class Judge:
         self.admin_events += fresh
         return self.admin_view()
 
+    def state(self, version: int) -> Any:
+        """The engine's state at ``version``, replaying the admin's record up to it."""
+        if version not in self.states:
+            for entry in self.api.record(self.id, self.admin).json["moves"]:
+                v = entry["version"]
+                if v not in self.states:
+                    self.states[v] = self.game.play(self.states[v - 1], entry["seat"], entry["move"],
+                                                    entry.get("by"))[0]
+        return self.states[version]
+
     def judge_bots(self, version: int) -> None:
         """The bot's view at ``version`` by the model; its seed tells nothing of the match seed."""
         seed = self.plan["seed"]
-        admin = self.game.view(self.states[version], ADMIN_VIEWER)
         for call in self.bot_calls:
             if call["view"]["version"] != version:
                 continue
             where = f"bot input at version {version}"
-            judge_view(self.model, call["view"], admin, call["seat"], where)
-            assert call["moves"] == with_ids(self.game, self.game.legal_moves(self.states[version], call["seat"])), \
-                where
+            state = self.state(version)
+            judge_view(self.model, call["view"], self.game.view(state, ADMIN_VIEWER), call["seat"], where)
+            assert call["moves"] == with_ids(self.game, self.game.legal_moves(state, call["seat"])), where
             self.out(call, where)
             bot_seed = call["seed"]
             guesses = {bot_seed, bot_seed // OLD_SEED_STEP, (bot_seed - version) // OLD_SEED_STEP, bot_seed - version}
             assert seed not in guesses, f"{where}: the bot's seed {bot_seed} yields the match seed {seed}"
             if not self.secrets:
                 names = [f"p{i}" for i in range(self.plan["n"])]
-                true_deal = self.game.view(self.states[0], ADMIN_VIEWER)
+                true_deal = self.game.view(self.state(0), ADMIN_VIEWER)
                 for guess in guesses - {seed}:
                     if 0 <= guess <= SEED_MAX:  # a guess out of the seed range rebuilds nothing
                         rebuilt = self.game.view(self.game.create(names, guess, self.plan["options"])[0], ADMIN_VIEWER)
@@ -243,7 +251,7 @@ class Judge:
                 for body in (view, events, refused.json):
                     self.out(body, where)
             if seat is not None:  # a seat's own moves only (they may name its hidden cards)
-                moves = self.api.legal(self.id, token).json["moves"]
+                moves = self.seat_moves[seat] = self.api.legal(self.id, token).json["moves"]
                 assert moves == ([] if finished or seat not in admin["to_act"]
                                  else self.api.legal(self.id, self.admin, seat=seat).json["moves"]), where
                 other = self.api.legal(self.id, token, seat=(seat + 1) % self.plan["n"])
@@ -252,30 +260,33 @@ class Judge:
         self.judged = version
 
     def play(self) -> None:
-        """Random legal moves, judged at every version; then the end."""
+        """Random legal moves, judged at every version (or where the plan's
+        ``judge`` says); then the end (at once where its ``stop`` says)."""
         rng: random.Random = self.plan["moves"]
         self.judge_start()
         admin = self.admin_view()
         self.judge_version(admin)
         prefer = self.plan.get("prefer", ())
+        stop = self.plan.get("stop", lambda _judge: False)
         for _ in range(self.plan.get("max_moves", MAX_MOVES)):
             seats = [s for s in admin["to_act"] if s in self.tokens]
-            if admin["status"] == "finished" or not seats:
+            if admin["status"] == "finished" or not seats or stop(self):
                 break
             seat = rng.choice(seats)
-            moves = [strip_label(m) for m in self.api.legal(self.id, self.tokens[seat]).json["moves"]]
+            listed = self.seat_moves.get(seat) or self.api.legal(self.id, self.tokens[seat]).json["moves"]
+            moves = [strip_label(m) for m in listed]
             move = next((m for m in moves if m["type"] in prefer), None) or rng.choice(moves)
-            self.respond(seat, self.api.move(self.id, self.tokens[seat], move, admin["version"]))
-            admin = self.admin_view()
+            admin = self.respond(seat, self.api.move(self.id, self.tokens[seat], move, admin["version"]))
         while admin["status"] != "finished":
             seat = next(s for s in range(self.plan["n"]) if s != self.bot_seat and s in self.tokens
                         and all(e["seat"] != s for e in self.admin_events if e["type"] == "resigned"))
-            self.respond(seat, self.api.move(self.id, self.tokens[seat], {"type": "resign"}))
-            admin = self.admin_view()
+            admin = self.respond(seat, self.api.move(self.id, self.tokens[seat], {"type": "resign"}))
         self.judge_streams(admin)
 
-    def respond(self, seat: int, r: Any) -> None:
-        """A move's response for its seat, then every viewer at the new version."""
+    def respond(self, seat: int, r: Any) -> dict[str, Any]:
+        """A move's response for its seat, then every viewer at the new
+        version (unless the plan's ``judge`` skips it: the next judged
+        version reads the events in between); the admin view now."""
         assert r.status == 200, r
         before = self.admin_events[-1]["version"]
         admin = self.catch_up()
@@ -285,7 +296,10 @@ class Judge:
                      seat, where)
         if admin["status"] != "finished":
             self.out(r.json, where)
-        self.judge_version(admin)
+        self.seat_moves = {}
+        if admin["status"] == "finished" or self.plan.get("judge", lambda _judge, _admin: True)(self, admin):
+            self.judge_version(admin)
+        return admin
 
     def judge_streams(self, admin: dict[str, Any]) -> None:
         """After the end: each viewer's whole NDJSON stream."""
@@ -346,13 +360,29 @@ def test_bot_seed_is_one_way() -> None:
         assert derived not in others
 
 
+#: ``--fast``: the long round's viewers are judged from this many cards left in the draw pile on, and the
+#: match ends after this many draws from the reshuffled pile (the events in between are judged all the same)
+FAST_LAST_CARDS = FAST_DRAWS_AFTER = 3
+
+
+def _reshuffled(judge: Judge) -> list[str]:
+    """The admin's event types since the round's first reshuffle (none yet: empty)."""
+    types = [e["type"] for e in judge.admin_events]
+    return types[types.index("reshuffled"):] if "reshuffled" in types else []
+
+
 def test_long_round_with_reshuffle_never_leaks(embedded_api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     """A Biberbande round long enough to empty the draw pile (BB-3.6): the
-    reshuffled order stays hidden."""
+    reshuffled order stays hidden.  (A given deck cannot shorten the way
+    there: whatever its order, 57 of the 66 cards are drawn first with 2 seats.)"""
     game = _game("biberbande")
     rng = random.Random(9)
-    plan = {"n": 2, "seed": 4242, "options": {"rounds": 1, "turn_limit": 40}, "bot": False, "moves": rng,
-            "prefer": ("draw", "end_turn"), "max_moves": 500}
+    plan: dict[str, Any] = {"n": 2, "seed": 4242, "options": {"rounds": 1, "turn_limit": 40}, "bot": False,
+                            "moves": rng, "prefer": ("draw", "end_turn"), "max_moves": 500}
+    if conftest.FAST:
+        plan["judge"] = lambda judge, admin: (admin["board"]["draw_count"] <= FAST_LAST_CARDS
+                                              or bool(_reshuffled(judge)))
+        plan["stop"] = lambda judge: _reshuffled(judge).count("drew") >= FAST_DRAWS_AFTER
     with bot_spy(monkeypatch) as calls:
         judge = Judge(embedded_api, game, plan, calls)
         judge.play()

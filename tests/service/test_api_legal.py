@@ -21,14 +21,15 @@ import pytest
 from engine import REGISTRY
 from service.app import create_app
 from service.ops.config import Settings
+from tests import conftest
 from tests.conftest import flask_api
 from tests.http_helpers import W1_MOVES, W1_OPTIONS, Api, Match, Resp, assert_problem, strip_label
 from tests.service.test_api_all_games import _short_options
 from tests.stream_helpers import messages, sse_frames
 
 GAMES = [g.id for g in REGISTRY]
-#: Moves after which every viewer is checked on every version (then only at the end).
-CHECKED_MOVES = 25
+#: Moves after which every viewer is checked on every version (then only at the end; ``--fast``: fewer).
+CHECKED_MOVES = 10 if conftest.FAST else 25
 
 
 def _catalogue_options(api: Api, game: str) -> dict[str, Any]:

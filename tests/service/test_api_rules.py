@@ -71,25 +71,26 @@ def test_reshuffle_bb_3_6(api: Api):
         a = m.admin_view()
         assert a["status"] == "active", "round ended before the draw pile ran out"
         seat = a["to_act"][0]
-        legal = [strip_label(x) for x in m.legal(seat)]
         if a["phase"] == "knock":
-            m.play(seat, {"type": "end_turn"})
+            move = {"type": "end_turn"}
         elif a["phase"] in ("action", "second_draw"):
-            assert {"type": "draw"} in legal
-            before = a["board"]
-            r = m.play(seat, {"type": "draw"})
-            if before["draw_count"] == 0:
-                reshuffles += 1
-                L = seeded(seed, 1, reshuffles, before["discard"][:-1])
-                after = m.admin_view()["board"]
-                assert after["drawn"]["card"] == L[0], "BB-3.6: L[0] is drawn first"
-                assert after["draw_pile"] == L[1:]
-                assert after["discard"] == before["discard"][-1:], "BB-3.6: the top card stays"
-                ev = [e for e in r.json["events"] if e["type"] == "reshuffled"]
-                assert len(ev) == 1 and ev[0]["count"] == reshuffles
-                break
+            move = {"type": "draw"}
+            assert move in [strip_label(x) for x in m.legal(seat)]
         else:  # drawn: discard whatever is held (specials unused)
-            m.play(seat, {"type": "discard_drawn"})
+            move = {"type": "discard_drawn"}
+        r = api.move(m.id, m.token(seat), move, a["version"])
+        assert r.status == 200, r
+        before = a["board"]
+        if move["type"] == "draw" and before["draw_count"] == 0:
+            reshuffles += 1
+            L = seeded(seed, 1, reshuffles, before["discard"][:-1])
+            after = m.admin_view()["board"]
+            assert after["drawn"]["card"] == L[0], "BB-3.6: L[0] is drawn first"
+            assert after["draw_pile"] == L[1:]
+            assert after["discard"] == before["discard"][-1:], "BB-3.6: the top card stays"
+            ev = [e for e in r.json["events"] if e["type"] == "reshuffled"]
+            assert len(ev) == 1 and ev[0]["count"] == reshuffles
+            break
     assert reshuffles == 1
 
 

@@ -20,6 +20,7 @@ from service.domain.matches import Lodge
 from service.domain.moves import MovePipeline
 from service.http.context import EXTENSION
 from service.store.keys import Keys
+from tests import conftest
 from tests.conftest import flask_api, make_app
 from tests.http_helpers import Api, Match, assert_problem
 from tests.playout import play_out
@@ -34,15 +35,18 @@ def _no_rate_limits(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RATE_LIMIT_ENABLED", "false")
 #: Each game's ``short`` preset keeps the test quick; bench/memory.py measures the defaults.
 OPTIONS: dict[str, dict[str, Any]] = {g.id: dict(g.declaration.presets["short"]) for g in REGISTRY}
+#: seats of the played matches (``--fast``: fewer viewers to capture)
+SEATS = 2 if conftest.FAST else 4
 
 
 def play_to_end(api: Api, game: str, seed: int) -> tuple[Match, list[tuple[int, Mapping[str, Any], Any]]]:
-    """Create a 4-seat match and play a seeded random playout into it, each
-    move with the key ``k<i>``; returns the match and (seat, move, response)."""
+    """Create a match of :data:`SEATS` seats and play a seeded random playout
+    into it, each move with the key ``k<i>``; returns the match and (seat,
+    move, response)."""
     engine = REGISTRY.get(game)
     assert engine is not None
-    out = play_out(engine, 4, seed, OPTIONS[game])
-    m = api.create(4, game=game, seed=seed, options=OPTIONS[game])
+    out = play_out(engine, SEATS, seed, OPTIONS[game])
+    m = api.create(SEATS, game=game, seed=seed, options=OPTIONS[game])
     played = []
     for i, (seat, move) in enumerate(out.moves):
         r = api.move(m.id, m.token(seat), move, i, headers={"Idempotency-Key": f"k{i}"})
@@ -55,7 +59,7 @@ def capture(api: Api, m: Match, played: list[tuple[int, Mapping[str, Any], Any]]
     """Every kind of response of the finished match, as (request, status, body)."""
     final = len(played)
     tokens: list[tuple[str, str | None]] = [("spectator", None), ("admin", m.admin),
-                                            *((f"seat{s}", m.token(s)) for s in range(4))]
+                                            *((f"seat{s}", m.token(s)) for s in range(m.n))]
     out: list[tuple[str, int, bytes]] = []
 
     def keep(name: str, r: Any) -> None:
@@ -70,7 +74,7 @@ def capture(api: Api, m: Match, played: list[tuple[int, Mapping[str, Any], Any]]
             keep(f"events {who} after {after}", api.events(m.id, token, after=after))
         keep(f"events {who} all", api.events(m.id, token))
         keep(f"long-poll {who}", api.events(m.id, token, after=final - 1, wait=0.2))
-    for s in range(4):
+    for s in range(m.n):
         keep(f"legal seat{s}", api.legal(m.id, m.token(s)))
         keep(f"legal admin {s}", api.legal(m.id, m.admin, seat=s))
     seat, move, _ = played[-1]

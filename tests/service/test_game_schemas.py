@@ -18,6 +18,7 @@ import pytest
 from engine import REGISTRY
 from service.app import create_app
 from service.http.openapi_games import prefix, schema_names
+from tests.conftest import examples
 from tests.playout import play_out, viewers
 
 
@@ -89,7 +90,7 @@ def test_random_matches_match_the_game_schemas(game: str, components: dict[str, 
     move_v, view_v, event_v = (_validator(components, names[k]) for k in ("move", "view", "event"))
     seen_moves: set[str] = set()
     seen_events: set[str] = set()
-    for k, (n, options) in enumerate(setups(engine) * 2):
+    for k, (n, options) in enumerate(setups(engine) * examples(2)):
         seed = 1000 + k
 
         def check(step: Any, n: int = n) -> None:

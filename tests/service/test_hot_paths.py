@@ -9,7 +9,9 @@ and the two paths count against the same rate-limit counters.
 """
 from __future__ import annotations
 
+import functools
 import io
+import itertools
 import json
 from typing import Any
 
@@ -59,13 +61,31 @@ def _call(wsgi: Any, method: str, path: str, query: str = "", body: bytes | None
     return out["status"], out["headers"], data
 
 
-def _pair(env: dict[str, str] | None = None) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-    """The app and two matches created alike (tokens differ, ids differ)."""
-    app = _app(env)
+@functools.cache
+def _shared_app(config: str) -> Any:
+    """One app per configuration for the tests that compare the two paths
+    on matches of their own: the two clients compared send the same
+    requests in every test, so their rate-limit counters stay alike."""
+    return _app(CONFIGS[config])
+
+
+#: a client address per pair of matches created (the creations' own rate limit counts per client)
+_CREATORS = (f"10.9.{n // 250}.{n % 250 + 1}" for n in itertools.count())
+
+
+def _matches(app: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Two matches created alike (tokens differ, ids differ)."""
     body = json.dumps({"game": "biberbande", "players": ["ana", "bo"], "seed": 11, "options": W1_OPTIONS}).encode()
-    a = json.loads(_call(app.wsgi_app, "POST", "/v1/matches", body=body)[2])
-    b = json.loads(_call(app.wsgi_app, "POST", "/v1/matches", body=body)[2])
-    return app, a, b
+    peer = next(_CREATORS)
+    a, b = (_call(app.wsgi_app, "POST", "/v1/matches", body=body, peer=peer) for _ in range(2))
+    assert a[0].startswith("201") and b[0].startswith("201"), (a, b)
+    return json.loads(a[2]), json.loads(b[2])
+
+
+def _pair(env: dict[str, str] | None = None) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """A new app and two matches created alike."""
+    app = _app(env)
+    return (app, *_matches(app))
 
 
 def _hot(app: Any) -> HotPaths:
@@ -170,13 +190,14 @@ BY_ID = json.dumps({"move": {"id": FIRST_ID}, "version": 0}).encode()
 @pytest.mark.parametrize("config", CONFIGS)
 def test_dispatcher_answers_as_flask(config: str, method: str, tail: str, query: str, body: bytes | None,
                                      headers: dict[str, str] | None, who: str | int | None):
-    app, a, b = _pair(CONFIGS[config])
+    app = _shared_app(config)
+    a, b = _matches(app)
     sent = {"Origin": "https://b.example", **(headers or {})}
     _same(app, a, b, method, tail, query, body, sent, who)
 
 
 def test_unknown_match_and_other_paths_as_flask():
-    app = _app()
+    app = _shared_app("defaults")
     for path in ("/v1/matches/aaaaaaaaaaaaaaaa", "/v1/matches/aaaaaaaaaaaaaaaa/moves", "/v1/matches/x",
                  "/v1/matches/aaaaaaaaaaaaaaaa/", "/v1/matches/aaaaaaaaaaaaaaaa/legal-moves"):
         for method in ("GET", "POST", "DELETE"):
@@ -187,7 +208,8 @@ def test_unknown_match_and_other_paths_as_flask():
 
 @pytest.mark.parametrize("origin", ["https://a.example", "https://elsewhere.example", None])
 def test_listed_origins_as_flask(origin: str | None):
-    app, a, b = _pair(CONFIGS["origins"])
+    app = _shared_app("origins")
+    a, b = _matches(app)
     _same(app, a, b, "GET", "", headers={"Origin": origin} if origin else None)
     _same(app, a, b, "POST", "/moves", body=MOVE, headers={"Origin": origin} if origin else None)
 
@@ -280,7 +302,7 @@ def test_simulate_answers_as_flask(config: str, case: int):
     """``POST /v1/games/{game}/simulate`` through the dispatcher equals it
     through Flask alone: status, headers and body (the new world string's
     signature aside: its issue time may differ by a second)."""
-    app = _app(CONFIGS[config])
+    app = _shared_app(config)
     hot = _hot(app)
     behind = hot.flask_app if app.wsgi_app is hot else _Wrapped(app.wsgi_app, hot.flask_app)
     body = json.dumps(_simulate_bodies(_world(app))[case]).encode()
@@ -327,7 +349,8 @@ def test_token_dependent_answers_tell_caches_on_both_paths(config: str):
     """Every route whose answer depends on the token sends its cache headers,
     alike through the dispatcher and through Flask alone (``Vary: Origin``
     besides with listed origins)."""
-    app, a, b = _pair(CONFIGS[config])
+    app = _shared_app(config)
+    a, b = _matches(app)
     origin = [("Vary", "Origin")] if config == "origins" else []
     for wsgi, m in ((app.wsgi_app, a), (_hot(app).flask_app, b)):
         seat, admin = {"Authorization": f"Bearer {m['seats'][0]['token']}"}, {

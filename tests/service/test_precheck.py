@@ -66,7 +66,7 @@ SIMULATE_BODIES = st.one_of(
         "other": JSON}))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(SIMULATE_BODIES)
 def test_the_simulate_body_check_accepts_only_what_the_schema_loads_alike(data: Any) -> None:
     """Lists of nested objects (``moves``) are checked item by item as the
