@@ -340,7 +340,12 @@ class MovePipeline:
         their thinking is not store time, so it does not spend the request's
         store budget."""
         upto = snap.version - len(steps)
-        stored = functools.cache(lambda: self._stored_events(meta.match_id, upto))
+        read: list[list[dict[str, Any]]] = []
+
+        def stored() -> list[dict[str, Any]]:  # read once, when a searching bot first asks
+            if not read:
+                read.append(self._stored_events(meta.match_id, upto))
+            return read[0]
         with self.store.off_budget():
             return server_moves(game, meta, snap, steps, timed, reason, stored, self.thinking)
 

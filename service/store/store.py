@@ -395,7 +395,7 @@ class Store:
         outcome = reply[0]
         if outcome == b"ok":
             version = int(reply[1])
-            self._remember(match_id, Snapshot(version, state, written.deadline, written.bank))
+            self._remember(match_id, written if version == written.version else replace(written, version=version))
             return ApplyResult(version=version)
         if outcome == b"conflict":
             snap = self._decode_snapshot(match_id, int(reply[1]), reply[2], reply[3], reply[4])
