@@ -191,7 +191,7 @@ class MovePipeline:
         move, state, events = played
         version = snap.version + 1
         own = ({"version": version, "seat": request.seat, "move": move}, stamp(events, version))
-        moves = self._server_moves(game, meta, replace(snap, version=version, state=state), [own])
+        moves = self._server_moves(game, meta, Snapshot(version, state, snap.deadline, snap.bank), [own])
         body = _move_body(game, meta, request.viewer, moves.snap, [e for _, step in moves.steps for e in step],
                           request.legal)
         result = self._write(match_id, game, meta, snap.version, moves, request.idem, request.fingerprint)
@@ -339,7 +339,13 @@ class MovePipeline:
         """:func:`server_moves`, the bots deciding as :attr:`thinking` says;
         their thinking is not store time, so it does not spend the request's
         store budget."""
-        stored = functools.cache(functools.partial(self._stored_events, meta.match_id, snap.version - len(steps)))
+        upto = snap.version - len(steps)
+        read: list[list[dict[str, Any]]] = []
+
+        def stored() -> list[dict[str, Any]]:  # read once, when a searching bot first asks
+            if not read:
+                read.append(self._stored_events(meta.match_id, upto))
+            return read[0]
         with self.store.off_budget():
             return server_moves(game, meta, snap, steps, timed, reason, stored, self.thinking)
 
@@ -367,7 +373,7 @@ class MovePipeline:
         result = self.store.apply(match_id, expected, final.state, entry, events, idem, request,
                                   later=later, deadline=final.deadline, bank=final.bank)
         if result.version is not None:
-            metrics.MOVES.labels(game.id).inc(len(moves.steps))
+            metrics.moves_of(game.id).inc(len(moves.steps))
             if game.status(final.state) == FINISHED:
                 self._compact(match_id, final.version, final.state)
                 if meta.ladder is not None:

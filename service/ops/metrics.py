@@ -6,6 +6,7 @@ before workers start) switches prometheus_client to multiprocess mode and
 """
 from __future__ import annotations
 
+import functools
 import os
 import time
 
@@ -34,6 +35,12 @@ BOT_FALLBACKS = Counter("lodge_bot_fallbacks_total",
                         "fallback: none within the budget (timeout) or the process or bot failed (error)",
                         ["reason"])
 MATCHES = Counter("lodge_matches_created_total", "Matches created, by game", ["game"])
+
+
+@functools.cache
+def moves_of(game: str) -> Counter:
+    """:data:`MOVES` of ``game``, looked up once per process (every move counts)."""
+    return MOVES.labels(game)
 
 
 def exposition() -> Response:

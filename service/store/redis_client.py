@@ -52,7 +52,7 @@ import logging
 import select
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -163,15 +163,23 @@ class Sends:
 _SENDS: contextvars.ContextVar[Sends | None] = contextvars.ContextVar("lodge_redis_sends", default=None)
 
 
-@contextlib.contextmanager
-def noting_sends() -> Iterator[Sends]:
+def noting_sends() -> contextlib.AbstractContextManager[Sends]:
     """Note what the connections do during the block (one write)."""
-    sends = Sends()
-    token = _SENDS.set(sends)
-    try:
-        yield sends
-    finally:
-        _SENDS.reset(token)
+    return _Noting()
+
+
+class _Noting:
+    """:func:`noting_sends`' block (a plain class: every write opens one)."""
+
+    __slots__ = ("token",)
+
+    def __enter__(self) -> Sends:
+        sends = Sends()
+        self.token = _SENDS.set(sends)
+        return sends
+
+    def __exit__(self, *_exc: object) -> None:
+        _SENDS.reset(self.token)
 
 
 class _NotesSends:

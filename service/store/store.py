@@ -37,6 +37,7 @@ dropped; :mod:`service.domain.history` derives them again from the moves.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import itertools
 import json
@@ -45,7 +46,7 @@ import secrets
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -334,30 +335,15 @@ class Store:
         value = reply.get("maxmemory-policy") if isinstance(reply, dict) else None
         return value.decode() if isinstance(value, bytes) else value
 
-    @contextlib.contextmanager
-    def budget(self) -> Iterator[None]:
+    def budget(self) -> contextlib.AbstractContextManager[None]:
         """Bound the store's time for one request (``REDIS_BUDGET``); nested
         calls keep the outer deadline."""
-        if _DEADLINE.get() is not None or self.budget_seconds <= 0:
-            yield
-            return
-        token = _DEADLINE.set(time.monotonic() + self.budget_seconds)
-        try:
-            yield
-        finally:
-            _DEADLINE.reset(token)
+        return _Budget(self.budget_seconds)
 
-    @contextlib.contextmanager
-    def off_budget(self) -> Iterator[None]:
+    def off_budget(self) -> contextlib.AbstractContextManager[None]:
         """Time spent in the block (the server's bots thinking, no store
         call) does not count against the request's store budget."""
-        started = time.monotonic()
-        try:
-            yield
-        finally:
-            deadline = _DEADLINE.get()
-            if deadline is not None:
-                _DEADLINE.set(deadline + time.monotonic() - started)
+        return _OffBudget()
 
     # --- writes ---------------------------------------------------------
     def create(self, meta: Meta, state: dict[str, Any], events: list[dict[str, Any]]) -> bool:
@@ -409,7 +395,7 @@ class Store:
         outcome = reply[0]
         if outcome == b"ok":
             version = int(reply[1])
-            self._remember(match_id, replace(written, version=version))
+            self._remember(match_id, written if version == written.version else replace(written, version=version))
             return ApplyResult(version=version)
         if outcome == b"conflict":
             snap = self._decode_snapshot(match_id, int(reply[1]), reply[2], reply[3], reply[4])
@@ -694,6 +680,38 @@ class Store:
             cached = self._snaps.get(match_id)
             if cached is None or cached.version <= snap.version:
                 self._snaps.put(match_id, snap)
+
+
+class _Budget:
+    """:meth:`Store.budget`'s block (a plain class: every request opens two)."""
+
+    __slots__ = ("seconds", "token")
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.token: contextvars.Token[float | None] | None = None
+
+    def __enter__(self) -> None:
+        if _DEADLINE.get() is None and self.seconds > 0:
+            self.token = _DEADLINE.set(time.monotonic() + self.seconds)
+
+    def __exit__(self, *_exc: object) -> None:
+        if self.token is not None:
+            _DEADLINE.reset(self.token)
+
+
+class _OffBudget:
+    """:meth:`Store.off_budget`'s block (a plain class: every move opens one)."""
+
+    __slots__ = ("started",)
+
+    def __enter__(self) -> None:
+        self.started = time.monotonic()
+
+    def __exit__(self, *_exc: object) -> None:
+        deadline = _DEADLINE.get()
+        if deadline is not None:
+            _DEADLINE.set(deadline + time.monotonic() - self.started)
 
 
 class _WriteIds:
