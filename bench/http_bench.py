@@ -20,6 +20,7 @@ no limits.  ``rate_limits=True`` measures Lodge with its default limits on
 """
 from __future__ import annotations
 
+import itertools
 import random
 import statistics
 import subprocess
@@ -194,7 +195,7 @@ def run(redis: subprocess.Popen, redis_url: str, game: str = "biberbande", playe
     """Lodge and the reference side by side under gunicorn's ``worker_class``
     workers: per scenario a warm-up each, then ``rounds`` alternating rounds
     of ``requests_per_scenario`` requests in all per app."""
-    seeds = iter(range(10_000, 10_000_000, 100_000))
+    seeds = itertools.count(10_000, 100_000)  # one per client of every round: any --rounds
     lodge_env = {} if rate_limits else NO_LIMITS
     lodge, lodge_base = start(LODGE_APP, redis_url, worker_class, lodge_env)
     try:
