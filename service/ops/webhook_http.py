@@ -29,10 +29,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from engine.core import TIMED_OUT_REASONS
+
 #: The largest answer body read (bytes); a move is a few hundred.
 BODY_LIMIT = 64 * 1024
-#: Reasons a call failed (``timed_out``'s ``reason``).
-TIMEOUT, ERROR = "timeout", "error"
+#: Reasons a call failed (two of ``timed_out``'s reasons).
+TIMEOUT, ERROR, _ = TIMED_OUT_REASONS
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
